@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* CPU sampler: one perf_event program on every CPU turns each sample into a
+ * ring-buffer record with ids, time, comm and both stacks. Tracepoints on
+ * exec and exit tell the agent when a pid's memory map goes stale. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "sample_event.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the agent between open and load. */
+const volatile bool filter_pids = false;	/* only pids in `pids` */
+const volatile bool follow_children = false;	/* new processes of a pid in `pids` join it */
+const volatile bool filter_cgroup = false;	/* only tasks under cgroups[0] */
+const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TP_RINGBUF_BYTES);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TP_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tp_stats);
+} stats SEC(".maps");
+
+/* A whole record is too big for the 512-byte BPF stack: build it here. */
+struct scratch {
+	struct tp_sample hdr;
+	__u64 frames[2 * TP_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+static __always_inline struct tp_stats *cpu_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+static __always_inline bool wanted(__u32 pid)
+{
+	if (pid == 0 && !include_idle)
+		return false;
+	if (filter_pids && !bpf_map_lookup_elem(&pids, &pid))
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroups, 0) != 1)
+		return false;
+	return true;
+}
+
+/* Depth in frames of a bpf_get_stack result, clamped so the verifier can
+ * bound every offset derived from it. */
+static __always_inline __u32 frames_of(long bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	bytes /= sizeof(__u64);
+	return bytes > TP_MAX_FRAMES ? TP_MAX_FRAMES : bytes;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, zero = 0, nu, nk;
+	struct tp_stats *st = cpu_stats();
+	struct task_struct *task;
+	struct scratch *s;
+	__u64 size;
+
+	if (!st)
+		return 0;
+	if (!wanted(pid)) {
+		st->filtered++;
+		return 0;
+	}
+	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!s)
+		return 0;
+
+	task = (struct task_struct *)bpf_get_current_task();
+	s->hdr.type = TP_REC_SAMPLE;
+	s->hdr.pid = pid;
+	s->hdr.tid = (__u32)id;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.time_ns = bpf_ktime_get_ns();
+	s->hdr.period = ctx->sample_period;
+	s->hdr.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	s->hdr.flags = 0;
+	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
+
+	/* Kernel threads (no mm) have no user stack to ask for. */
+	nu = 0;
+	if (BPF_CORE_READ(task, mm)) {
+		nu = frames_of(bpf_get_stack(ctx, s->frames,
+					     TP_MAX_FRAMES * sizeof(__u64),
+					     BPF_F_USER_STACK));
+		if (!nu)
+			st->no_user_stack++;
+	}
+	nk = frames_of(bpf_get_stack(ctx, &s->frames[nu],
+				     TP_MAX_FRAMES * sizeof(__u64), 0));
+	s->hdr.user_depth = nu;
+	s->hdr.kern_depth = nk;
+
+	size = sizeof(s->hdr) + (nu + nk) * sizeof(__u64);
+	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
+		return 0;
+	if (bpf_ringbuf_output(&events, s, size, 0))
+		st->lost++;
+	else
+		st->samples++;
+	return 0;
+}
+
+static __always_inline void send_task_event(struct task_struct *task,
+					    __u32 type)
+{
+	struct tp_task_event *e;
+	struct tp_stats *st;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		st = cpu_stats();
+		if (st)
+			st->task_lost++;
+		return;
+	}
+	e->type = type;
+	e->pid = BPF_CORE_READ(task, tgid);
+	e->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *task)
+{
+	send_task_event(task, TP_REC_EXEC);
+	return 0;
+}
+
+/* Fires per thread; only the last thread out ends the process. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *task)
+{
+	__u32 pid = BPF_CORE_READ(task, tgid);
+
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	if (follow_children)
+		bpf_map_delete_elem(&pids, &pid);
+	send_task_event(task, TP_REC_EXIT);
+	return 0;
+}
+
+/* With -- COMMAND, processes the command forks are profiled too. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ppid = BPF_CORE_READ(parent, tgid);
+	__u32 cpid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!follow_children || cpid == ppid)
+		return 0;
+	if (bpf_map_lookup_elem(&pids, &ppid))
+		bpf_map_update_elem(&pids, &cpid, &one, BPF_NOEXIST);
+	return 0;
+}

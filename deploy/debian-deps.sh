@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages tagprof needs to build, run and test.
+# Both README commands call this; it does nothing when all are present.
+set -euo pipefail
+
+PKGS=(
+  make gcc clang llvm pkg-config
+  libbpf-dev bpftool libelf-dev zlib1g-dev libpfm4-dev
+  protobuf-c-compiler libprotobuf-c-dev
+  golang-go          # go tool pprof: the real consumer of the output
+  linux-perf bpftrace valgrind   # peers for benchmarks, callgrind counts
+  procps util-linux
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "debian-deps: need root to install: ${missing[*]}" >&2
+  exit 1
+fi
+echo "debian-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

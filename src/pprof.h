@@ -1,0 +1,71 @@
+/* pprof builder: interns strings, deduplicates mappings, functions and
+ * locations, aggregates identical samples, and encodes a gzipped
+ * profile.proto. Ids handed out are the pprof ids (1-based, 0 = none). */
+#ifndef TAGPROF_PPROF_H
+#define TAGPROF_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pprof;
+
+struct pprof_vt {             /* a pprof ValueType */
+	const char *type;
+	const char *unit;
+};
+
+struct pprof_label {          /* str != NULL: string label; else numeric */
+	const char *key;
+	const char *str;
+	int64_t num;
+	const char *num_unit;   /* optional, numeric labels only */
+};
+
+/* ntypes value columns per sample; period_type/period describe the event. */
+struct pprof *pprof__new(const struct pprof_vt *types, size_t ntypes,
+			 struct pprof_vt period_type, int64_t period);
+void pprof__free(struct pprof *p);            /* accepts NULL */
+
+int64_t pprof__str(struct pprof *p, const char *s);   /* intern; -1 on ENOMEM */
+
+/* Deduplicated on all arguments; returns the mapping id, 0 on ENOMEM.
+ * build_id may be NULL. has_functions is set on every mapping: tagprof
+ * symbolizes itself and pprof must not try again. */
+uint64_t pprof__mapping(struct pprof *p, uint64_t start, uint64_t limit,
+			uint64_t file_offset, const char *filename,
+			const char *build_id);
+
+/* Deduplicated on (name, system_name, filename); either of the last two
+ * may be NULL. Returns the function id, 0 on ENOMEM. */
+uint64_t pprof__function(struct pprof *p, const char *name,
+			 const char *system_name, const char *filename);
+
+/* Look up an existing location by (mapping_id, address): 0 if absent.
+ * Lets callers symbolize an address only the first time they see it. */
+uint64_t pprof__find_location(const struct pprof *p, uint64_t mapping_id,
+			      uint64_t address);
+
+/* Add a location with nlines Line entries (innermost first); lines[] may
+ * be NULL (line numbers 0). Deduplicated on (mapping_id, address): a second
+ * call returns the first id. Returns 0 on ENOMEM. */
+uint64_t pprof__location(struct pprof *p, uint64_t mapping_id,
+			 uint64_t address, const uint64_t *function_ids,
+			 const int64_t *lines, size_t nlines);
+
+/* Adds values[ntypes] to the sample with these locations (leaf first) and
+ * this label set, creating it if needed. Label order does not matter for
+ * aggregation. Returns 0 or -ENOMEM. */
+int pprof__add_sample(struct pprof *p, const uint64_t *location_ids,
+		      size_t nlocs, const int64_t *values,
+		      const struct pprof_label *labels, size_t nlabels);
+
+void pprof__set_time(struct pprof *p, int64_t time_nanos,
+		     int64_t duration_nanos);
+int pprof__add_comment(struct pprof *p, const char *comment);
+
+size_t pprof__sample_count(const struct pprof *p);   /* distinct samples */
+
+/* Encodes and gzips. *out is malloc'd; caller frees. Returns 0 or -errno. */
+int pprof__encode(const struct pprof *p, uint8_t **out, size_t *len);
+
+#endif

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Process table: /proc/PID/maps per sampled process, binaries shared. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "elfsym.h"
+#include "hashmap.h"
+#include "procs.h"
+
+#define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
+#define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
+
+struct procs {
+	struct hashmap *by_pid;		/* pid -> struct proc * */
+	struct hashmap *binaries;	/* "dev:ino:path" -> struct binary * */
+	struct procs_stats stats;
+	long clk_tck;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct procs *procs__new(void)
+{
+	struct procs *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->by_pid = hashmap__new(0);
+	t->binaries = hashmap__new(0);
+	t->clk_tck = sysconf(_SC_CLK_TCK);
+	if (!t->by_pid || !t->binaries || t->clk_tck <= 0) {
+		procs__free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return t;
+}
+
+static void binary_free(struct binary *b)
+{
+	if (!b)
+		return;
+	elfsym__free(b->syms);
+	free(b->path);
+	free(b);
+}
+
+static void proc_free(struct proc *p)
+{
+	if (!p)
+		return;
+	free(p->maps);
+	free(p);
+}
+
+void procs__free(struct procs *t)
+{
+	size_t it = 0;
+	uint64_t v;
+
+	if (!t)
+		return;
+	while (t->by_pid && hashmap__next(t->by_pid, &it, NULL, NULL, &v))
+		proc_free((struct proc *)(uintptr_t)v);
+	it = 0;
+	while (t->binaries && hashmap__next(t->binaries, &it, NULL, NULL, &v))
+		binary_free((struct binary *)(uintptr_t)v);
+	hashmap__free(t->by_pid);
+	hashmap__free(t->binaries);
+	free(t);
+}
+
+/* Shared binary record for a mapped file; created on first sight. */
+static struct binary *binary_get(struct procs *t, const char *path,
+				 uint64_t dev, uint64_t ino)
+{
+	char key[PATH_MAX + 64];
+	struct binary *b;
+	uint64_t v;
+	int n;
+
+	n = snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%s", dev, ino,
+		     path);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return NULL;
+	if (hashmap__get(t->binaries, key, n, &v))
+		return (struct binary *)(uintptr_t)v;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->path = strdup(path);
+	b->dev = dev;
+	b->ino = ino;
+	if (!b->path || hashmap__put(t->binaries, key, n, (uintptr_t)b)) {
+		binary_free(b);
+		return NULL;
+	}
+	b->name = strrchr(b->path, '/') ? strrchr(b->path, '/') + 1 : b->path;
+	return b;
+}
+
+/* Parses one /proc/PID/maps line into m; false for lines to skip. */
+static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m)
+{
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	char perms[8];
+	int pos = 0;
+	char *path, *nl;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
+		   perms, &off, &maj, &min, &ino, &pos) < 7 || pos == 0)
+		return false;
+	if (perms[2] != 'x' || end <= start)
+		return false;
+	path = line + pos;
+	nl = strchr(path, '\n');
+	if (nl)
+		*nl = '\0';
+
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->offset = off;
+	if (*path == '\0') {
+		m->anon_exec = true;	/* JIT code, or anonymous text */
+		return true;
+	}
+	/* " (deleted)" files are still mapped; symbols may be gone. */
+	m->bin = binary_get(t, path, ((uint64_t)maj << 32) | min, ino);
+	return true;
+}
+
+static int load_maps(struct procs *t, struct proc *p)
+{
+	char path[64], *line = NULL;
+	struct proc_map *maps = NULL, *tmp;
+	size_t n = 0, cap = 0, lcap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
+	f = fopen(path, "re");
+	p->loaded_ns = now_ns();
+	if (!f) {
+		t->stats.maps_failed++;
+		return -errno;
+	}
+	while (getline(&line, &lcap, f) > 0 && n < MAX_MAPS) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			tmp = realloc(maps, cap * sizeof(*maps));
+			if (!tmp)
+				break;
+			maps = tmp;
+		}
+		if (parse_maps_line(t, line, &maps[n]))
+			n++;
+	}
+	free(line);
+	fclose(f);
+	/* /proc/PID/maps lists mappings in address order already. */
+	free(p->maps);
+	p->maps = maps;
+	p->nmaps = n;
+	return 0;
+}
+
+/* Start time of /proc/PID in clock ticks since boot, or 0 if unknown. */
+static uint64_t proc_start_ticks(uint32_t pid)
+{
+	char path[64], buf[1024], *s;
+	unsigned long long ticks = 0;
+	ssize_t n;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may hold spaces and ')': fields resume after the last ')'. */
+	s = strrchr(buf, ')');
+	if (!s)
+		return 0;
+	/* After ')' come fields 3..; starttime is field 22. */
+	for (i = 3; i <= 22 && s; i++)
+		s = strchr(s + 1, ' ');
+	if (s && sscanf(s + 1, "%llu", &ticks) != 1)
+		ticks = 0;
+	return ticks;
+}
+
+static void read_exe_name(struct proc *p, const char *comm)
+{
+	char path[64], target[PATH_MAX], *base, *del;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0) {		/* kernel thread, or already gone */
+		snprintf(p->exe, sizeof(p->exe), "%s", comm ? comm : "");
+		return;
+	}
+	target[n] = '\0';
+	del = strstr(target, " (deleted)");
+	if (del && del[10] == '\0')
+		*del = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	/* Executable names longer than the label field are cut, on purpose. */
+	memcpy(p->exe, base, strnlen(base, sizeof(p->exe) - 1));
+	p->exe[strnlen(base, sizeof(p->exe) - 1)] = '\0';
+}
+
+static struct proc *proc_create(struct procs *t, uint32_t pid,
+				uint64_t start_ns, const char *comm)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+	uint64_t ticks;
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->start_ns = start_ns;
+	t->stats.procs_seen++;
+
+	/* The BPF side saw start_ns; if /proc/PID started at another time, it
+	 * is a newer process that reused the pid: its maps are not ours. */
+	ticks = proc_start_ticks(pid);
+	if (ticks && start_ns &&
+	    ticks != start_ns / (1000000000ull / (uint64_t)t->clk_tck)) {
+		p->stale = true;
+		t->stats.pid_reused++;
+		snprintf(p->exe, sizeof(p->exe), "%s", comm ? comm : "");
+		return p;
+	}
+	read_exe_name(p, comm);
+	load_maps(t, p);
+	/* A process that exits between the two reads above leaves p with
+	 * whatever was read; its samples keep their addresses either way. */
+	return p;
+}
+
+struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t start_ns,
+			const char *comm)
+{
+	struct proc *p;
+	uint64_t v;
+
+	if (hashmap__get(t->by_pid, &pid, sizeof(pid), &v)) {
+		p = (struct proc *)(uintptr_t)v;
+		if (p->start_ns == start_ns)
+			return p;
+		/* Missed the exit event (lost, or before we started). */
+		procs__forget(t, pid);
+	}
+	p = proc_create(t, pid, start_ns, comm);
+	if (!p)
+		return NULL;
+	if (hashmap__put(t->by_pid, &pid, sizeof(pid), (uintptr_t)p)) {
+		proc_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void procs__forget(struct procs *t, uint32_t pid)
+{
+	uint64_t v;
+
+	if (hashmap__del(t->by_pid, &pid, sizeof(pid), &v))
+		proc_free((struct proc *)(uintptr_t)v);
+}
+
+static struct proc_map *map_search(struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct proc_map *m = &p->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+struct proc_map *procs__find_map(struct procs *t, struct proc *p,
+				 uint64_t addr)
+{
+	struct proc_map *m;
+
+	if (p->stale)
+		return NULL;
+	m = map_search(p, addr);
+	if (m || now_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
+		return m;
+	t->stats.maps_reloads++;
+	if (load_maps(t, p))
+		return NULL;
+	return map_search(p, addr);
+}
+
+static bool same_file(const char *path, uint64_t dev, uint64_t ino)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return false;
+	return st.st_ino == ino &&
+	       (((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) == dev;
+}
+
+struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
+				  struct binary *b)
+{
+	char path[PATH_MAX + 32];
+
+	if (b->loaded)
+		return b->syms;
+	b->loaded = true;
+	if (b->path[0] != '/') {	/* [vdso], [vsyscall] and the like */
+		b->load_err = ENOENT;
+		return NULL;
+	}
+	/* Through the process's root, so container binaries resolve. */
+	snprintf(path, sizeof(path), "/proc/%u/root%s", p->pid, b->path);
+	b->syms = elfsym__open(path);
+	/* The process may be gone: the host path is only the same file if its
+	 * device and inode match what the maps said. */
+	if (!b->syms && same_file(b->path, b->dev, b->ino))
+		b->syms = elfsym__open(b->path);
+	if (!b->syms) {
+		b->load_err = errno;
+		t->stats.elf_failed++;
+	}
+	return b->syms;
+}
+
+size_t procs__count(const struct procs *t)
+{
+	return hashmap__size(t->by_pid);
+}
+
+const struct procs_stats *procs__stats(const struct procs *t)
+{
+	return &t->stats;
+}

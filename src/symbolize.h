@@ -1,0 +1,41 @@
+/* Turns the raw addresses of one sample into pprof location ids, naming
+ * each new location once: user frames through the process table and ELF
+ * symbols, kernel frames through kallsyms. */
+#ifndef TAGPROF_SYMBOLIZE_H
+#define TAGPROF_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pprof;
+struct procs;
+struct proc;
+struct kallsyms;
+
+struct symbolize_stats {
+	uint64_t user_frames, kernel_frames;
+	uint64_t unmapped;	/* user address in no executable mapping */
+	uint64_t no_symbol;	/* mapped, but no symbol covers it */
+	uint64_t kernel_no_symbol;
+};
+
+struct symbolizer;
+
+/* ks may be NULL (kallsyms unreadable): kernel frames are then unnamed. */
+struct symbolizer *symbolizer__new(struct procs *procs, struct kallsyms *ks);
+void symbolizer__free(struct symbolizer *z);	/* accepts NULL */
+
+/* Starts a new pprof: cached mapping ids from an older one are dropped. */
+void symbolizer__set_pprof(struct symbolizer *z, struct pprof *pp);
+
+/* Writes the location ids of kernel then user frames (each leaf first)
+ * into locs, which must hold nk + nu entries. p may be NULL when only
+ * kernel frames are present. Returns the number written; a frame that
+ * cannot be given a location (out of memory) is left out. */
+size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
+			 const uint64_t *user, size_t nu,
+			 const uint64_t *kern, size_t nk, uint64_t *locs);
+
+const struct symbolize_stats *symbolizer__stats(const struct symbolizer *z);
+
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# A process exits and a new one gets the same pid: each must get its own
+# binary's symbols, not the old process's.
+. "$(dirname "$0")/../lib.sh"
+need_bpf pid_reuse_happened pid_reuse_first pid_reuse_second
+
+out=$TMP/r.pb.gz
+"$TAGPROF" record -d 8 -o "$out" -F 499 2>"$TMP/rec.err" &
+rec=$!
+sleep 1.5
+pid=$("$WORKLOADS/pidreuse" "$WORKLOADS" 1.5 2>"$TMP/reuse.err")
+rc=$?
+kill -INT $rec 2>/dev/null
+wait $rec
+if [ $rc -ne 0 ] || [ -z "$pid" ]; then
+	fail pid_reuse_happened "could not reuse a pid: $(cat "$TMP/reuse.err")"
+	exit 0
+fi
+pass pid_reuse_happened
+echo "pid_reuse: pid $pid used by reuse_a then reuse_b" >&2
+
+check() {   # name thread own other
+	local own other inpid
+	own=$(flat "$out" "$3" -tagfocus="thread_name=^$2\$")
+	other=$(flat "$out" "$4" -tagfocus="thread_name=^$2\$")
+	inpid=$(flat "$out" "$3" -tagfocus="pid=$pid")
+	if [ "$own" -ge 50 ] && [ "$other" -eq 0 ] && [ "$inpid" -eq "$own" ]; then
+		pass "$1"
+	else
+		fail "$1" "$2 (pid $pid): $own samples in $3 ($inpid with that pid), $other in $4"
+	fi
+}
+check pid_reuse_first reuse_a reuse_alpha_spin reuse_beta_spin
+check pid_reuse_second reuse_b reuse_beta_spin reuse_alpha_spin

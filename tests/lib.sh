@@ -1,0 +1,55 @@
+# Shared helpers for tests/e2e/*.sh (sourced). Each check prints one line:
+# "PASS name", "FAIL name: why" or "SKIP name: why"; tests/run.sh counts them.
+set -u
+: "${TAGPROF:=$PWD/build/tagprof}"
+: "${WORKLOADS:=$PWD/build/workloads}"
+TMP=$(mktemp -d /tmp/tagprof-e2e.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+skip() { echo "SKIP $1: $2"; }
+
+# Skips every check of the script when BPF cannot be used here.
+need_bpf() {
+	if [ "$(id -u)" -ne 0 ]; then
+		for n in "$@"; do skip "$n" "needs root for BPF"; done
+		exit 0
+	fi
+}
+
+# pprof FILE ARGS...: go tool pprof, with stderr kept apart in $TMP/pprof.err.
+pprof() {
+	local f=$1; shift
+	go tool pprof "$@" "$f" 2>"$TMP/pprof.err"
+}
+
+# flat FILE FUNC ARGS...: the flat sample count of FUNC in -top.
+flat() {
+	local f=$1 fn=$2; shift 2
+	pprof "$f" -top -nodecount=100000 -sample_index=samples "$@" |
+		awk -v fn="$fn" '$6 == fn { print $1; found=1 } END { if (!found) print 0 }'
+}
+
+# cum FILE FUNC ARGS...: the cumulative sample count of FUNC in -top.
+cum() {
+	local f=$1 fn=$2; shift 2
+	pprof "$f" -top -nodecount=100000 -sample_index=samples "$@" |
+		awk -v fn="$fn" '$6 == fn { print $4; found=1 } END { if (!found) print 0 }'
+}
+
+# total FILE ARGS...: all samples (after any filters in ARGS).
+total() {
+	local f=$1; shift
+	pprof "$f" -top -nodecount=1 -sample_index=samples "$@" |
+		sed -n 's/.*of \([0-9]*\) total.*/\1/p' | head -1
+}
+
+# pct PART WHOLE: percentage with one decimal.
+pct() { awk -v p="$1" -v w="$2" 'BEGIN { printf "%.1f", w ? 100 * p / w : 0 }'; }
+
+# within X LO HI: true when LO <= X <= HI.
+within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+
+# no_pprof_warnings NAME: fails NAME when the last pprof run warned.
+pprof_warned() { grep -qi 'warn\|error\|fail' "$TMP/pprof.err"; }
