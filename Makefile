@@ -86,10 +86,14 @@ demo: $(BUILD)/tagprof
 	$(BUILD)/tagprof record -a -d 5 -o $(BUILD)/demo.pb.gz
 	go tool pprof -top -nodecount=25 $(BUILD)/demo.pb.gz 2>/dev/null | head -35
 
+PUBLIC_HEADERS := $(wildcard include/tagprof/*.h)
 install: $(BUILD)/tagprof
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/tagprof
+	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/tagprof $(DESTDIR)$(PREFIX)/bin/tagprof
-	install -m 0644 include/tagprof/*.h $(DESTDIR)$(PREFIX)/include/tagprof/
+ifneq ($(PUBLIC_HEADERS),)
+	install -d $(DESTDIR)$(PREFIX)/include/tagprof
+	install -m 0644 $(PUBLIC_HEADERS) $(DESTDIR)$(PREFIX)/include/tagprof/
+endif
 
 clean:
 	rm -rf $(BUILD)

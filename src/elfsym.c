@@ -56,6 +56,7 @@ struct elfsym {
 struct elfsym_cand {
 	uint64_t start;
 	uint64_t size;
+	uint64_t sec_end;	/* end of the symbol's section, 0 if unknown */
 	const char *name;
 	uint32_t len;
 	uint32_t rank;		/* higher wins among equal starts */
@@ -137,6 +138,28 @@ static bool elfsym__shdr_in_file(const struct elfsym_load_ctx *ctx,
 	return shdr->sh_size <= ctx->file_size - shdr->sh_offset;
 }
 
+/* End address of the allocated section holding a sizeless symbol, or 0.
+ * Bounds symbols like _init, which would otherwise also claim the PLT
+ * that follows them up to the next symbol. */
+static uint64_t elfsym__section_end(const struct elfsym_load_ctx *ctx,
+				    const GElf_Sym *sym)
+{
+	Elf_Scn *scn;
+	GElf_Shdr shdr;
+
+	if (sym->st_shndx >= SHN_LORESERVE || sym->st_shndx >= ctx->shnum)
+		return 0;
+	scn = elf_getscn(ctx->elf, sym->st_shndx);
+	if (!scn || !gelf_getshdr(scn, &shdr) || !(shdr.sh_flags & SHF_ALLOC))
+		return 0;
+	if (shdr.sh_addr + shdr.sh_size < shdr.sh_addr)
+		return 0;
+	if (sym->st_value < shdr.sh_addr ||
+	    sym->st_value >= shdr.sh_addr + shdr.sh_size)
+		return 0;
+	return shdr.sh_addr + shdr.sh_size;
+}
+
 /* The string table a symbol table links to, checked to be one. */
 static Elf_Data *elfsym__strtab(const struct elfsym_load_ctx *ctx,
 				size_t link)
@@ -209,6 +232,7 @@ static int elfsym__read_symtab(const struct elfsym_load_ctx *ctx,
 		cand.name = (const char *)strtab->d_buf + sym.st_name;
 		cand.start = sym.st_value;
 		cand.size = sym.st_size;
+		cand.sec_end = sym.st_size ? 0 : elfsym__section_end(ctx, &sym);
 		cand.rank = elfsym__rank(&sym, shdr->sh_type == SHT_SYMTAB);
 		err = elfsym__cands_push(cands, &cand);
 		if (err == -E2BIG)
@@ -255,7 +279,6 @@ static int elfsym__cand_cmp(const void *pa, const void *pb)
 {
 	const struct elfsym_cand *a = pa, *b = pb;
 	unsigned ua, ub;
-	int r;
 
 	if (a->start != b->start)
 		return a->start < b->start ? -1 : 1;
@@ -267,24 +290,47 @@ static int elfsym__cand_cmp(const void *pa, const void *pb)
 		return ua < ub ? -1 : 1;
 	if (a->len != b->len)
 		return a->len < b->len ? -1 : 1;
-	r = memcmp(a->name, b->name, a->len);
-	return r;
+	return memcmp(a->name, b->name, a->len);
 }
 
-/* Sorts, keeps the best candidate per address (with the largest size of
- * the group: aliases share a body) and copies the names into one arena. */
+/* Index past the sorted group of candidates starting where cands[i] does,
+ * and the size the group's symbol gets: the largest st_size (aliases share
+ * one body), else the distance to the end of the section. */
+static size_t elfsym__group(const struct elfsym_cands *c, size_t i,
+			    uint64_t *size)
+{
+	uint64_t start = c->v[i].start, sec_end = 0;
+	size_t j;
+
+	*size = 0;
+	for (j = i; j < c->n && c->v[j].start == start; j++) {
+		if (c->v[j].size > *size)
+			*size = c->v[j].size;
+		if (c->v[j].sec_end > sec_end)
+			sec_end = c->v[j].sec_end;
+	}
+	if (!*size && sec_end > start)
+		*size = sec_end - start;
+	/* A size that wraps the address space or exceeds 4 GiB is corrupt;
+	 * treat it as unknown rather than let it cover everything. */
+	if (*size > UINT32_MAX || start + *size < start)
+		*size = 0;
+	return j;
+}
+
+/* Sorts, keeps the best candidate per address and copies the names into
+ * one arena, sized by a first pass. */
 static int elfsym__build_table(struct elfsym *e, struct elfsym_cands *cands)
 {
-	size_t i, j, n = 0, arena = 0;
+	const struct elfsym_cand *c;
+	size_t i, next, n = 0, arena = 0;
 	uint64_t size;
 
 	if (!cands->n)
 		return 0;
 	qsort(cands->v, cands->n, sizeof(*cands->v), elfsym__cand_cmp);
-	for (i = 0; i < cands->n; i = j) {
-		for (j = i + 1; j < cands->n; j++)
-			if (cands->v[j].start != cands->v[i].start)
-				break;
+	for (i = 0; i < cands->n; i = next) {
+		next = elfsym__group(cands, i, &size);
 		if (arena + cands->v[i].len + 1 > ELFSYM_ARENA_MAX)
 			break;
 		arena += cands->v[i].len + 1;
@@ -296,30 +342,17 @@ static int elfsym__build_table(struct elfsym *e, struct elfsym_cands *cands)
 	if (!e->syms || !e->names)
 		return -ENOMEM;
 	arena = 0;
-	n = 0;
-	for (i = 0; i < cands->n; i = j) {
-		size = cands->v[i].size;
-		for (j = i + 1; j < cands->n; j++) {
-			if (cands->v[j].start != cands->v[i].start)
-				break;
-			if (cands->v[j].size > size)
-				size = cands->v[j].size;
-		}
-		if (arena + cands->v[i].len + 1 > ELFSYM_ARENA_MAX)
-			break;
-		/* A size that wraps the address space is corrupt; treat it
-		 * as unknown rather than let it cover everything. */
-		if (size > UINT32_MAX || cands->v[i].start + size < size)
-			size = 0;
-		e->syms[n].start = cands->v[i].start;
-		e->syms[n].size = size;
-		e->syms[n].name = arena;
-		memcpy(e->names + arena, cands->v[i].name, cands->v[i].len);
-		e->names[arena + cands->v[i].len] = '\0';
-		arena += cands->v[i].len + 1;
-		n++;
+	for (i = 0; e->nsyms < n; i = next) {
+		next = elfsym__group(cands, i, &size);
+		c = &cands->v[i];
+		e->syms[e->nsyms].start = c->start;
+		e->syms[e->nsyms].size = size;
+		e->syms[e->nsyms].name = arena;
+		memcpy(e->names + arena, c->name, c->len);
+		e->names[arena + c->len] = '\0';
+		arena += c->len + 1;
+		e->nsyms++;
 	}
-	e->nsyms = n;
 	return 0;
 }
 
@@ -639,7 +672,8 @@ const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
 			hi = mid;
 	}
 	s = &e->syms[lo];
-	/* Size 0 (hand-written assembly) runs up to the next symbol. */
+	/* Size 0 (no .size in assembly, and no section to bound it) runs
+	 * up to the next symbol. */
 	if (s->size && vaddr - s->start >= s->size)
 		return NULL;
 	if (start)

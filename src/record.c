@@ -170,6 +170,10 @@ static int parse_pids(struct record_opts *o, const char *arg)
 		o->pids[o->npids++] = v;
 	}
 	free(copy);
+	if (!ret && o->npids == 0) {
+		fprintf(stderr, "tagprof: invalid pid list '%s'\n", arg);
+		ret = -EINVAL;
+	}
 	return ret;
 }
 
@@ -599,7 +603,8 @@ static int run(struct record_opts *o)
 	uint64_t duration;
 	char err[512];
 
-	if (capture_init(&c, o) || choose_event(o, &c.ev))
+	/* The event decides the pprof's sample types: choose it first. */
+	if (choose_event(o, &c.ev) || capture_init(&c, o))
 		goto cleanup;
 	if (o->command && child_start(o->command, &ch)) {
 		fprintf(stderr, "tagprof: cannot start %s: %s\n", o->command[0],

@@ -122,6 +122,25 @@ static void test_fixture_types_and_lookup(void)
 	kallsyms__free(k);
 }
 
+/* Already sorted input skips qsort; ties must still pick the same name. */
+static void test_sorted_ties(void)
+{
+	struct kallsyms *k;
+
+	CHECK(write_file(tmp_path("sorted"),
+			 "ffffffff81000000 t __pfx_start\n"
+			 "ffffffff81000000 w weak_start\n"
+			 "ffffffff81000000 T _stext\n"
+			 "ffffffff81000000 T _text\n"
+			 "ffffffff81000010 t next_fn\n") == 0);
+	k = kallsyms__load(tmp_path("sorted"));
+	CHECK(k);
+	CHECK(kallsyms__count(k) == 2);
+	CHECK_AT(k, 0xffffffff81000008, "_stext", 0xffffffff81000000, "");
+	CHECK_AT(k, 0xffffffff81000010, "next_fn", 0xffffffff81000010, "");
+	kallsyms__free(k);
+}
+
 static void test_long_names_truncated(void)
 {
 	char line[4096], *p;
@@ -259,6 +278,7 @@ int main(void)
 		return 1;
 	}
 	RUN(test_fixture_types_and_lookup);
+	RUN(test_sorted_ties);
 	RUN(test_long_names_truncated);
 	RUN(test_all_zero_is_eperm);
 	RUN(test_empty_and_missing);

@@ -56,18 +56,25 @@ static const char prog_src[] =
 	"{\n"
 	"	return x + 1;\n"
 	"}\n"
-	/* A local function and its global alias: the global name wins. */
-	"static __attribute__((noinline, used)) int tp_local_impl(int x)\n"
+	/* A local function and its global alias: the global name wins,
+	 * though the local one is shorter (the last tie-break). */
+	"static __attribute__((noinline, used)) int tp_lo(int x)\n"
 	"{\n"
 	"	return x * 3;\n"
 	"}\n"
-	"int tp_public(int x) __attribute__((alias(\"tp_local_impl\")));\n"
+	"int tp_public(int x) __attribute__((alias(\"tp_lo\")));\n"
 	/* STT_GNU_IFUNC at its local resolver's address. */
-	"static int (*tp_resolve(void))(int)\n"
+	"static int (*tp_r(void))(int)\n"
 	"{\n"
 	"	return tp_alpha;\n"
 	"}\n"
-	"int tp_ifunc(int x) __attribute__((ifunc(\"tp_resolve\")));\n"
+	"int tp_ifunc(int x) __attribute__((ifunc(\"tp_r\")));\n"
+	/* A sized function and a sizeless label at its address: the sized
+	 * one wins, though its name is longer. */
+	"__asm__(\".text\\n.globl tp_sized\\n.type tp_sized,@function\\n\"\n"
+	"	\".globl tp_u\\n.type tp_u,@function\\n\"\n"
+	"	\"tp_u:\\ntp_sized:\\n\\tnop\\n\\tnop\\n\\tret\\n\"\n"
+	"	\".size tp_sized, 3\\n\");\n"
 	/* A function without .size, as hand-written assembly often is. */
 	"__asm__(\".text\\n.globl tp_nosize\\n.type tp_nosize,@function\\n\"\n"
 	"	\"tp_nosize:\\n\\tnop\\n\\tnop\\n\\tret\\n\");\n"
@@ -255,6 +262,31 @@ static int readelf_loads(const char *path, struct load_hdr *out, int max)
 	return pclose(f) == 0 ? n : -1;
 }
 
+/* A section's address and size per readelf -SW. */
+static bool readelf_section(const char *path, const char *want,
+			    uint64_t *addr, uint64_t *size)
+{
+	char cmd[2 * PATH_MAX], line[512], name[128], type[64], *p;
+	unsigned long long a, off, sz;
+	bool found = false;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -SW '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		p = strchr(line, ']');
+		if (!p || sscanf(p + 1, "%127s %63s %llx %llx %llx", name, type,
+				 &a, &off, &sz) != 5 || strcmp(name, want))
+			continue;
+		*addr = a;
+		*size = sz;
+		found = true;
+	}
+	return pclose(f) == 0 && found;
+}
+
 static bool has_section(const char *path, const char *name)
 {
 	return sh("readelf -SW '%s' 2>/dev/null | grep -q ' %s '", path, name);
@@ -362,6 +394,7 @@ static void test_aliases_ifunc_nosize(void)
 	e = elfsym__open(prog_path);
 	CHECK(e);
 	CHECK(lookup_nm_name(e, syms, n, "tp_public", 2));
+	CHECK(lookup_nm_name(e, syms, n, "tp_sized", 2));
 	s = nm_find(syms, n, "tp_ifunc");
 	CHECK(s && s->type == 'i');
 	CHECK(lookup_nm_name(e, syms, n, "tp_ifunc", 1));
@@ -372,6 +405,34 @@ static void test_aliases_ifunc_nosize(void)
 	 * symbol, wherever the assembler put it. */
 	CHECK(nm_next_start(syms, n, s->addr) > s->addr + 2);
 	CHECK(lookup_nm_name(e, syms, n, "tp_nosize", 2));
+	elfsym__free(e);
+}
+
+/* A sizeless symbol ends with its section: _init (no .size in crti.o)
+ * must not claim the PLT that follows .init. */
+static void test_sizeless_bounded_by_section(void)
+{
+	static struct nm_sym syms[NM_MAX];
+	uint64_t init_addr, init_size, plt_addr, plt_size, start = 0;
+	const struct nm_sym *s;
+	const char *name;
+	struct elfsym *e;
+	int n;
+
+	n = read_nm(prog_path, false, syms, NM_MAX);
+	CHECK(n > 0);
+	s = nm_find(syms, n, "_init");
+	CHECK(s && s->size == 0);
+	CHECK(readelf_section(prog_path, ".init", &init_addr, &init_size));
+	CHECK(readelf_section(prog_path, ".plt", &plt_addr, &plt_size));
+	CHECK(s->addr == init_addr && plt_addr >= init_addr + init_size);
+	e = elfsym__open(prog_path);
+	CHECK(e);
+	CHECK(lookup_is(e, init_addr + init_size - 1, "_init", init_addr));
+	name = elfsym__lookup(e, plt_addr, &start);
+	CHECK(!name || start >= plt_addr);
+	name = elfsym__lookup(e, init_addr + init_size, &start);
+	CHECK(!name || start >= init_addr + init_size);
 	elfsym__free(e);
 }
 
@@ -508,8 +569,8 @@ static void check_loads(const char *path)
 {
 	struct load_hdr l[LOADS_MAX];
 	uint64_t vaddr, end = 0, below;
+	int n, i, slack_checked = 0;
 	struct elfsym *e;
-	int n, i;
 
 	n = readelf_loads(path, l, LOADS_MAX);
 	CHECK(n > 1);
@@ -524,13 +585,26 @@ static void check_loads(const char *path)
 		CHECK(vaddr == l[i].vaddr + l[i].filesz - 1);
 		if (l[i].offset + l[i].filesz > end)
 			end = l[i].offset + l[i].filesz;
-		/* A page-aligned mapping starts below an unaligned p_offset. */
+		/* A page-aligned mapping starts below an unaligned p_offset:
+		 * the page start and the byte before p_offset both map,
+		 * unless another segment holds them. */
 		below = l[i].offset & ~0xfffull;
-		if (below == l[i].offset || covered_exactly(l, n, below))
+		if (below == l[i].offset)
 			continue;
-		CHECK(elfsym__offset_to_vaddr(e, below, &vaddr) == 0);
-		CHECK(vaddr == l[i].vaddr - (l[i].offset - below));
+		if (!covered_exactly(l, n, below)) {
+			CHECK(elfsym__offset_to_vaddr(e, below, &vaddr) == 0);
+			CHECK(vaddr == l[i].vaddr - (l[i].offset - below));
+		}
+		if (!covered_exactly(l, n, l[i].offset - 1)) {
+			CHECK(elfsym__offset_to_vaddr(e, l[i].offset - 1,
+						      &vaddr) == 0);
+			CHECK(vaddr == l[i].vaddr - 1);
+			slack_checked++;
+		}
 	}
+	/* Default PIE and shared-library layouts both have an unaligned
+	 * RW segment, so the page slack is exercised. */
+	CHECK(slack_checked > 0);
 	CHECK(elfsym__offset_to_vaddr(e, end, &vaddr) == -ENOENT);
 	CHECK(elfsym__offset_to_vaddr(e, end + 0x100000, &vaddr) == -ENOENT);
 	CHECK(elfsym__offset_to_vaddr(e, UINT64_MAX, &vaddr) == -ENOENT);
@@ -838,6 +912,7 @@ int main(void)
 		SKIP(test_functions_match_nm, why);
 		SKIP(test_past_function_end, why);
 		SKIP(test_aliases_ifunc_nosize, why);
+		SKIP(test_sizeless_bounded_by_section, why);
 		SKIP(test_stripped_shared_library, why);
 		SKIP(test_build_id, why);
 		SKIP(test_no_section_headers, why);
@@ -850,6 +925,7 @@ int main(void)
 		RUN(test_functions_match_nm);
 		RUN(test_past_function_end);
 		RUN(test_aliases_ifunc_nosize);
+		RUN(test_sizeless_bounded_by_section);
 		RUN(test_stripped_shared_library);
 		RUN(test_build_id);
 		RUN(test_no_section_headers);

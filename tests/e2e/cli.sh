@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# The record command's contract: help, version, bad input (clear error,
+# non-zero exit, no file), privileges, Ctrl-C, command exit status, and the
+# tables of the pprof it writes.
+. "$(dirname "$0")/../lib.sh"
+need_bpf cli_help cli_bad_event cli_bad_pid cli_bad_output cli_bad_numbers \
+	cli_no_privilege cli_hw_event cli_sigint_writes cli_command_status \
+	cli_command_missing cli_profile_tables cli_pid_filter
+
+# expect_error NAME PATTERN ARGS...: record must fail, say PATTERN, write nothing.
+expect_error() {
+	local name=$1 pattern=$2; shift 2
+	local out=$TMP/$name.pb.gz rc
+	"$TAGPROF" record -d 1 -o "$out" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "expected failure, got exit 0"; return 1
+	fi
+	if ! grep -qiE -- "$pattern" "$TMP/$name.err"; then
+		echo "stderr lacks /$pattern/: $(head -2 "$TMP/$name.err")"; return 1
+	fi
+	if ls "$TMP" | grep -q "^\.\?$name\.pb\.gz"; then
+		echo "left a file behind"; return 1
+	fi
+	return 0
+}
+
+check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
+	local name=$1 why; shift
+	if why=$("$@" 2>&1); then pass "$name"; else fail "$name" "$why"; fi
+}
+
+help_ok() {
+	"$TAGPROF" --help | grep -q "record" &&
+	"$TAGPROF" --version | grep -qE '^tagprof [0-9]+\.[0-9]+' &&
+	"$TAGPROF" record --help >"$TMP/help" &&
+	# every option the usage line names is described
+	for o in -a -p -e -F -c -d -o -v --cgroup --idle; do
+		grep -q -- "  $o\|, $o" "$TMP/help" || { echo "help lacks $o"; return 1; }
+	done &&
+	! "$TAGPROF" nosuchcommand 2>/dev/null
+}
+check cli_help help_ok
+
+check cli_bad_event expect_error bad_event 'unknown event.*valid forms' -e nosuchevent
+bad_pid() {
+	expect_error bad_pid1 'no such process' -p 999999999 &&
+	expect_error bad_pid2 'invalid pid' -p 12abc &&
+	expect_error bad_pid3 'invalid pid' -p ,
+}
+check cli_bad_pid bad_pid
+bad_output() {
+	expect_error bad_out1 'cannot write.*No such file' -o "$TMP/nodir/x.pb.gz" &&
+	mkdir -p "$TMP/isdir.pb.gz" &&
+	expect_error bad_out2 'cannot write.*directory' -o "$TMP/isdir.pb.gz"
+}
+# expect_error passes its own -o first; the later -o wins in getopt.
+check cli_bad_output bad_output
+bad_numbers() {
+	expect_error bad_n1 '-F wants' -F 0 &&
+	expect_error bad_n2 '-F wants' -F abc &&
+	expect_error bad_n3 '-d wants' -d -1 &&
+	expect_error bad_n4 '-c wants' -c 0 &&
+	expect_error bad_n5 'exclude each other' -F 99 -c 1000
+}
+check cli_bad_numbers bad_numbers
+
+# Without CAP_BPF/CAP_PERFMON the error must say what is missing.
+no_priv() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$TAGPROF" record -d 1 -o /tmp/never.pb.gz >/dev/null 2>"$TMP/np.err"
+	local rc=$?
+	[ $rc -ne 0 ] && grep -q 'CAP_BPF' "$TMP/np.err" && [ ! -e /tmp/never.pb.gz ] ||
+		{ echo "rc=$rc: $(cat "$TMP/np.err")"; return 1; }
+}
+if command -v setpriv >/dev/null; then check cli_no_privilege no_priv
+else skip cli_no_privilege "setpriv (util-linux) not installed"; fi
+
+# A hardware event: where the CPU cannot sample it, a clear error naming the
+# fallback and no file; where it can, a profile typed with the event.
+hw_event() {
+	local ev=cycles:ppp out=$TMP/hw.pb.gz
+	if "$TAGPROF" record -e $ev -d 1 -o "$out" 2>"$TMP/hw.err"; then
+		pprof "$out" -raw | grep -q '^samples/count cycles/count' ||
+			{ echo "profile not typed cycles/count"; return 1; }
+		echo "note: this CPU samples $ev" >&2
+	else
+		grep -q 'cpu-clock' "$TMP/hw.err" && [ ! -e "$out" ] ||
+			{ echo "$(cat "$TMP/hw.err")"; return 1; }
+		echo "note: no precise cycles here: $(cat "$TMP/hw.err")" >&2
+	fi
+}
+check cli_hw_event hw_event
+
+# Ctrl-C (SIGINT) ends a long capture early and still writes the file.
+sigint() {
+	local out=$TMP/int.pb.gz pid rc
+	"$TAGPROF" record -d 60 -o "$out" 2>"$TMP/int.err" &
+	pid=$!
+	sleep 2
+	kill -INT $pid
+	wait $pid; rc=$?
+	[ $rc -eq 0 ] && [ -s "$out" ] && pprof "$out" -top >/dev/null ||
+		{ echo "rc=$rc: $(tail -2 "$TMP/int.err")"; return 1; }
+}
+check cli_sigint_writes sigint
+
+# With -- COMMAND, tagprof returns the command's exit status.
+command_status() {
+	"$TAGPROF" record -o "$TMP/st.pb.gz" -- sh -c 'exit 7' 2>/dev/null
+	local rc=$?
+	[ $rc -eq 7 ] && [ -s "$TMP/st.pb.gz" ] || { echo "rc=$rc"; return 1; }
+}
+check cli_command_status command_status
+command_missing() {
+	"$TAGPROF" record -o "$TMP/miss.pb.gz" -- /nonexistent/prog 2>"$TMP/miss.err"
+	local rc=$?
+	[ $rc -eq 127 ] && grep -q 'cannot run /nonexistent/prog' "$TMP/miss.err" &&
+		[ ! -e "$TMP/miss.pb.gz" ] || { echo "rc=$rc: $(cat "$TMP/miss.err")"; return 1; }
+}
+check cli_command_missing command_missing
+
+# The pprof tables a user relies on.
+tables() {
+	local out=$TMP/tab.pb.gz raw
+	"$TAGPROF" record -F 499 -o "$out" -- "$WORKLOADS/callchain" 1 2>/dev/null || return 1
+	raw=$(pprof "$out" -raw) || return 1
+	pprof_warned && { echo "pprof warned: $(cat "$TMP/pprof.err")"; return 1; }
+	echo "$raw" | grep -q '^samples/count cpu/nanoseconds' || { echo "sample types"; return 1; }
+	echo "$raw" | grep -q '^PeriodType: cpu nanoseconds' || { echo "period type"; return 1; }
+	echo "$raw" | grep -q '^Period: 2004008' || { echo "period"; return 1; }
+	echo "$raw" | grep -qE '^Duration: (0\.9|1\.)' || { echo "duration"; return 1; }
+	echo "$raw" | grep -q 'process:\[callchain\] thread_name:\[callchain\]' || { echo "string labels"; return 1; }
+	echo "$raw" | grep -qE 'cpu:\[[0-9]+\] pid:\[[0-9]+\] tid:\[[0-9]+\]' || { echo "numeric labels"; return 1; }
+	# mapping with file name and the build ID readelf reports
+	local bid
+	bid=$(readelf -n "$WORKLOADS/callchain" | sed -n 's/.*Build ID: //p')
+	echo "$raw" | grep -q "$WORKLOADS/callchain $bid" || { echo "mapping/build id $bid"; return 1; }
+	echo "$raw" | grep -qE 'leaf_a' || { echo "function names"; return 1; }
+	echo "$raw" | grep -q 'Comment: samples:' || { echo "comments"; return 1; }
+}
+check cli_profile_tables tables
+
+# -p keeps only that process, all its threads.
+pid_filter() {
+	local out=$TMP/pf.pb.gz wl other
+	"$WORKLOADS/callchain" 3 & wl=$!
+	"$WORKLOADS/syscalls" 3 & other=$!
+	sleep 0.2
+	"$TAGPROF" record -p $wl -d 2 -F 499 -o "$out" 2>/dev/null
+	wait $wl $other
+	local procs
+	# the values listed under "process:" in pprof -tags, up to the blank line
+	procs=$(pprof "$out" -tags | awk '/^ *process:/{f=1; next} f && NF==0 {f=0} f {print $NF}' | sort -u | tr '\n' ' ')
+	[ "$(total "$out")" -ge 500 ] && [ "$procs" = "callchain " ] ||
+		{ echo "processes in profile: '$procs', samples $(total "$out")"; return 1; }
+}
+check cli_pid_filter pid_filter
