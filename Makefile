@@ -36,6 +36,8 @@ WORK_SRCS := $(wildcard tests/workloads/*.c)
 WORK_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORK_SRCS))
 
 .PHONY: all check demo install clean deps tests
+# Skeletons and BPF objects are build outputs too: keep them between runs.
+.SECONDARY:
 all: $(BUILD)/tagprof
 
 $(BUILD) $(BUILD)/obj $(BUILD)/tests $(BUILD)/workloads:

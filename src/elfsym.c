@@ -13,7 +13,6 @@
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,9 +20,12 @@
 
 /* Longer names are truncated: C++ names can be long, but not this long. */
 #define ELFSYM_NAME_MAX		1024
-/* Bounds for hostile files; real binaries stay far below them. */
-#define ELFSYM_SYMS_MAX		(16u << 20)
-#define ELFSYM_ARENA_MAX	(UINT32_MAX - ELFSYM_NAME_MAX - 1)
+/* Bounds for hostile files, which could otherwise turn 24 bytes of
+ * symbol table into 1 KiB of name each; real binaries stay far below
+ * them (an unstripped rustc driver: 93k functions, 15 MiB of names).
+ * Past them the table is partial. */
+#define ELFSYM_SYMS_MAX		(8u << 20)
+#define ELFSYM_ARENA_MAX	(256u << 20)
 #define ELFSYM_LOADS_MAX	256
 #define ELFSYM_BUILD_ID_MAX	64	/* bytes; SHA-1 IDs have 20 */
 #define ELFSYM_PAGE_MASK	0xfffull
@@ -568,7 +570,9 @@ struct elfsym *elfsym__open(const char *path)
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	ctx.elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* pread, not mmap: the file's owner could truncate it under us, and
+	 * a SIGBUS would kill the (root) agent. */
+	ctx.elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!ctx.elf) {
 		/* elf_begin fails on empty or unreadable files. */
 		err = ctx.file_size ? -EINVAL : -ENOEXEC;

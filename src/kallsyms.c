@@ -15,7 +15,7 @@
 
 /* KSYM_NAME_LEN is 512; anything longer is not from a kernel. */
 #define KALLSYMS_NAME_MAX	1024
-#define KALLSYMS_ARENA_MAX	(UINT32_MAX - 2 * KALLSYMS_NAME_MAX)
+#define KALLSYMS_ARENA_MAX	(256u << 20)	/* the real file needs ~5 MiB */
 #define KALLSYMS_PAST_LAST	(1ull << 20)
 #define KALLSYMS_IOBUF		(1 << 20)
 
