@@ -26,8 +26,10 @@
 #include "sampler.h"
 #include "sink.h"
 #include "symbolize.h"
+#include "threadctx.h"
 
 #define DEFAULT_FREQ 99
+#define LABEL_FREQ 999		/* a per-query capture wants detail */
 #define DEFAULT_SECONDS 10
 #define MAX_PIDS 1024
 
@@ -40,6 +42,7 @@ struct record_opts {
 	size_t npids;
 	const char *cgroup;
 	bool idle;
+	char *label_key, *label_val;	/* --label KEY=VALUE */
 	int verbose;
 	char **command;		/* after --, or NULL */
 };
@@ -52,6 +55,7 @@ struct capture {
 	struct procs *procs;
 	struct kallsyms *ks;
 	struct symbolizer *sym;
+	struct threadctx *tc;
 	uint64_t records, samples, bad_records;
 	int64_t start_real_ns;
 	uint64_t start_mono_ns;
@@ -65,6 +69,7 @@ void record_usage(FILE *out)
 	fprintf(out,
 "usage: tagprof record [-a] [-p PID[,PID...]] [-e EVENT] [-F HZ | -c PERIOD]\n"
 "                      [-d SECONDS] [-o FILE] [-v] [--cgroup PATH] [--idle]\n"
+"                      [--label KEY=VALUE]\n"
 "                      [-- COMMAND [ARGS...]]\n"
 "\n"
 "Samples CPUs with BPF and writes a gzipped pprof with symbolized user and\n"
@@ -74,11 +79,14 @@ void record_usage(FILE *out)
 "  -p, --pid PID,...     only these processes (all their threads)\n"
 "      --cgroup PATH     only tasks in this cgroup v2 directory or below it\n"
 "      --idle            also keep samples of the idle task (pid 0)\n"
+"      --label KEY=VALUE only samples whose thread has this label attached\n"
+"                        (filtered in the kernel; -F defaults to 999 then)\n"
 "  -e, --event EVENT     auto (default): precise cycles if the CPU can sample\n"
 "                        them, else cpu-clock; or cpu-clock, cycles,\n"
 "                        instructions, ref-cycles, or a libpfm4 event name such\n"
 "                        as INST_RETIRED.PREC_DIST; :p, :pp, :ppp ask for PEBS\n"
-"  -F, --freq HZ         samples per second per CPU (default %d)\n"
+"  -F, --freq HZ         samples per second per CPU (default %d, or %d\n"
+"                        with --label)\n"
 "  -c, --count PERIOD    one sample every PERIOD events (ns for cpu-clock)\n"
 "  -d, --duration SECS   stop after SECS seconds (default %d; with COMMAND,\n"
 "                        when the command exits); Ctrl-C stops early and\n"
@@ -89,7 +97,7 @@ void record_usage(FILE *out)
 "\n"
 "With -- COMMAND, tagprof starts COMMAND, profiles it and the processes it\n"
 "starts until it exits, and exits with its status.\n",
-		DEFAULT_FREQ, DEFAULT_SECONDS);
+		DEFAULT_FREQ, LABEL_FREQ, DEFAULT_SECONDS);
 }
 
 static void on_stop_signal(int sig)
@@ -177,6 +185,31 @@ static int parse_pids(struct record_opts *o, const char *arg)
 	return ret;
 }
 
+/* --label KEY=VALUE; VALUE may contain '=' and be empty. */
+static int parse_label(struct record_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	size_t klen = eq ? (size_t)(eq - arg) : 0;
+
+	if (o->label_key) {
+		fprintf(stderr, "tagprof: give --label once\n");
+		return -EINVAL;
+	}
+	if (!eq || klen == 0 || klen > 255) {
+		fprintf(stderr, "tagprof: --label wants KEY=VALUE with a key of 1 to 255 bytes, not '%s'\n",
+			arg);
+		return -EINVAL;
+	}
+	if (strlen(eq + 1) > TP_FILTER_VAL_MAX) {
+		fprintf(stderr, "tagprof: --label value longer than %d bytes\n",
+			TP_FILTER_VAL_MAX);
+		return -EINVAL;
+	}
+	o->label_key = strndup(arg, klen);
+	o->label_val = strdup(eq + 1);
+	return o->label_key && o->label_val ? 0 : -ENOMEM;
+}
+
 /* Returns 0, or 2 for a usage error (already reported). */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
@@ -191,6 +224,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "idle", no_argument, NULL, 'I' },
+		{ "label", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -249,6 +283,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'I':
 			o->idle = true;
 			break;
+		case 'L':
+			if (parse_label(o, optarg))
+				return 2;
+			break;
 		case 'h':
 			record_usage(stdout);
 			exit(0);
@@ -300,33 +338,40 @@ static int choose_event(const struct record_opts *o, struct tp_event *ev)
 	return 0;
 }
 
+#define MAX_LABELS 64
+
 static void add_sample(struct capture *c, const struct tp_sample *s,
-		       const uint64_t *frames)
+		       const uint8_t *blob, const uint64_t *frames)
 {
 	uint64_t locs[2 * TP_MAX_FRAMES];
-	char comm[TP_COMM_LEN + 1];
+	struct pprof_label labels[MAX_LABELS];
+	char comm[TP_COMM_LEN + 1], strs[8192];
 	struct proc *p = NULL;
 	int64_t values[2];
-	size_t n;
+	size_t n, nl = 0;
 
 	memcpy(comm, s->comm, TP_COMM_LEN);
 	comm[TP_COMM_LEN] = '\0';
-	if (s->pid)
+	if (s->pid) {
 		p = procs__get(c->procs, s->pid, s->start_ns, comm);
+		threadctx__on_sample(c->tc, s->pid);
+	}
 	n = symbolizer__stack(c->sym, p, frames, s->user_depth,
 			      frames + s->user_depth, s->kern_depth, locs);
 
-	struct pprof_label labels[] = {
-		{ .key = "process", .str = p ? p->exe : comm },
-		{ .key = "thread_name", .str = comm },
-		{ .key = "pid", .num = s->pid },
-		{ .key = "tid", .num = s->tid },
-		{ .key = "cpu", .num = s->cpu },
-	};
+	labels[nl++] = (struct pprof_label){ .key = "process",
+					     .str = p ? p->exe : comm };
+	labels[nl++] = (struct pprof_label){ .key = "thread_name", .str = comm };
+	labels[nl++] = (struct pprof_label){ .key = "pid", .num = s->pid };
+	labels[nl++] = (struct pprof_label){ .key = "tid", .num = s->tid };
+	labels[nl++] = (struct pprof_label){ .key = "cpu", .num = s->cpu,
+					     .num_unit = "cpu" };
+	nl += threadctx__labels(c->tc, s->pid, s->ctx_kind, blob, s->ctx_size,
+				labels + nl, MAX_LABELS - nl, strs,
+				sizeof(strs));
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
-	pprof__add_sample(c->pp, locs, n, values, labels,
-			  sizeof(labels) / sizeof(labels[0]));
+	pprof__add_sample(c->pp, locs, n, values, labels, nl);
 	c->samples++;
 }
 
@@ -336,6 +381,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 	struct capture *c = ctx;
 	const struct tp_sample *s = data;
 	const struct tp_task_event *t = data;
+	size_t pad;
 
 	c->records++;
 	if (size < sizeof(__u32)) {
@@ -344,14 +390,16 @@ static int on_record(void *ctx, const void *data, size_t size)
 	}
 	switch (s->type) {
 	case TP_REC_SAMPLE:
+		pad = size >= sizeof(*s) ? (s->ctx_size + 7u) & ~7u : 0;
 		if (size < sizeof(*s) || s->user_depth > TP_MAX_FRAMES ||
-		    s->kern_depth > TP_MAX_FRAMES ||
-		    size < sizeof(*s) + (s->user_depth + s->kern_depth) *
+		    s->kern_depth > TP_MAX_FRAMES || s->ctx_size > TP_CTX_SPACE ||
+		    size < sizeof(*s) + pad + (s->user_depth + s->kern_depth) *
 			    sizeof(uint64_t)) {
 			c->bad_records++;
 			return 0;
 		}
-		add_sample(c, s, (const uint64_t *)(s + 1));
+		add_sample(c, s, (const uint8_t *)(s + 1),
+			   (const uint64_t *)((const uint8_t *)(s + 1) + pad));
 		break;
 	case TP_REC_EXEC:
 	case TP_REC_EXIT:
@@ -360,6 +408,10 @@ static int on_record(void *ctx, const void *data, size_t size)
 			return 0;
 		}
 		procs__forget(c->procs, t->pid);
+		if (t->type == TP_REC_EXEC)
+			threadctx__on_exec(c->tc, t->pid);
+		else
+			threadctx__on_exit(c->tc, t->pid);
 		break;
 	default:
 		c->bad_records++;
@@ -453,6 +505,7 @@ static void capture_loop(struct capture *c, struct sampler *s,
 
 	for (;;) {
 		sampler__poll(s, 100);
+		threadctx__tick(c->tc);
 		elapsed = clock_ns(CLOCK_MONOTONIC) - c->start_mono_ns;
 		if (stop_requested || (limit && elapsed >= limit))
 			break;
@@ -471,6 +524,30 @@ static void capture_loop(struct capture *c, struct sampler *s,
 	}
 	if (tty)
 		fprintf(stderr, "\r\033[K");
+}
+
+/* Every way reading a thread's context can fail, counted. */
+static void add_context_comment(struct capture *c, const struct tp_stats *st)
+{
+	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	char buf[512];
+
+	snprintf(buf, sizeof(buf),
+		 "thread context: %llu samples with context, %" PRIu64
+		 " processes with context; failures: %llu TLS page not "
+		 "readable, %llu record unreadable, %llu invalid record, %llu "
+		 "oversize record, %llu torn record, %" PRIu64 " unknown key, %"
+		 PRIu64 " invalid UTF-8 replaced, %" PRIu64 " truncated, %"
+		 PRIu64 " location unresolved; %llu samples dropped by --label",
+		 (unsigned long long)st->ctx_read, ts->procs_found,
+		 (unsigned long long)st->ctx_tls_unreadable,
+		 (unsigned long long)st->ctx_record_unreadable,
+		 (unsigned long long)st->ctx_invalid,
+		 (unsigned long long)st->ctx_oversize,
+		 (unsigned long long)st->ctx_torn, ts->unknown_key, ts->bad_utf8,
+		 ts->truncated, ts->locate_failed,
+		 (unsigned long long)st->label_filtered);
+	pprof__add_comment(c->pp, buf);
 }
 
 static void add_comments(struct capture *c, const struct tp_stats *st,
@@ -511,6 +588,7 @@ static void add_comments(struct capture *c, const struct tp_stats *st,
 		 ps->elf_failed, (unsigned long long)st->no_user_stack,
 		 (unsigned long long)st->task_lost);
 	pprof__add_comment(c->pp, buf);
+	add_context_comment(c, st);
 }
 
 static int write_profile(struct capture *c, uint64_t duration_ns)
@@ -533,6 +611,31 @@ static int write_profile(struct capture *c, uint64_t duration_ns)
 	return ret;
 }
 
+static void print_context_summary(const struct capture *c,
+				  const struct tp_stats *st)
+{
+	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	unsigned long long fails = st->ctx_tls_unreadable +
+				   st->ctx_record_unreadable + st->ctx_invalid +
+				   st->ctx_oversize + st->ctx_torn;
+
+	if (!st->ctx_read && !fails && !ts->procs_found)
+		return;
+	fprintf(stderr, "tagprof: thread context: %llu samples labelled, %"
+		PRIu64 " processes; %llu TLS unreadable, %llu record "
+		"unreadable, %llu invalid, %llu oversize, %llu torn, %" PRIu64
+		" unknown key\n", (unsigned long long)st->ctx_read,
+		ts->procs_found, (unsigned long long)st->ctx_tls_unreadable,
+		(unsigned long long)st->ctx_record_unreadable,
+		(unsigned long long)st->ctx_invalid,
+		(unsigned long long)st->ctx_oversize,
+		(unsigned long long)st->ctx_torn, ts->unknown_key);
+	if (c->o->label_key)
+		fprintf(stderr, "tagprof: --label %s=%s dropped %llu samples\n",
+			c->o->label_key, c->o->label_val,
+			(unsigned long long)st->label_filtered);
+}
+
 static void print_summary(const struct capture *c, const struct tp_stats *st,
 			  uint64_t duration_ns)
 {
@@ -547,6 +650,7 @@ static void print_summary(const struct capture *c, const struct tp_stats *st,
 			"comments for the CPUs)\n", (unsigned long long)st->lost);
 	if (!c->samples)
 		fprintf(stderr, "tagprof: warning: no samples were collected\n");
+	print_context_summary(c, st);
 }
 
 static struct pprof *new_pprof(const struct capture *c)
@@ -566,7 +670,7 @@ static int capture_init(struct capture *c, struct record_opts *o)
 {
 	c->o = o;
 	if (!o->freq && !o->period)
-		o->freq = DEFAULT_FREQ;
+		o->freq = o->label_key ? LABEL_FREQ : DEFAULT_FREQ;
 	if (!o->seconds && !o->command)
 		o->seconds = DEFAULT_SECONDS;
 	c->ks = kallsyms__load(NULL);
@@ -576,7 +680,8 @@ static int capture_init(struct capture *c, struct record_opts *o)
 	c->procs = procs__new();
 	c->sym = symbolizer__new(c->procs, c->ks);
 	c->pp = new_pprof(c);
-	if (!c->procs || !c->sym || !c->pp) {
+	c->tc = threadctx__new(o->label_key, o->label_val);
+	if (!c->procs || !c->sym || !c->pp || !c->tc) {
 		fprintf(stderr, "tagprof: out of memory\n");
 		return 1;
 	}
@@ -586,6 +691,7 @@ static int capture_init(struct capture *c, struct record_opts *o)
 
 static void capture_free(struct capture *c)
 {
+	threadctx__free(c->tc);
 	pprof__free(c->pp);
 	symbolizer__free(c->sym);
 	procs__free(c->procs);
@@ -624,6 +730,7 @@ static int run(struct record_opts *o)
 	}
 	so.cgroup = o->cgroup;
 	so.include_idle = o->idle;
+	so.filter_label = o->label_key != NULL;
 	so.verbose = o->verbose;
 
 	install_signals();
@@ -632,6 +739,11 @@ static int run(struct record_opts *o)
 		fprintf(stderr, "tagprof: %s\n", err);
 		goto cleanup;
 	}
+	threadctx__attach(c.tc, s);
+	/* The in-kernel --label filter drops samples of processes it has no
+	 * settings for: configure every running process up front. */
+	if (o->label_key)
+		threadctx__scan_all(c.tc);
 	c.start_real_ns = clock_ns(CLOCK_REALTIME);
 	c.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	if (o->command) {

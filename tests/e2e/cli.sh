@@ -131,7 +131,7 @@ tables() {
 	echo "$raw" | grep -q '^Period: 2004008' || { echo "period"; return 1; }
 	echo "$raw" | grep -qE '^Duration: (0\.9|1\.)' || { echo "duration"; return 1; }
 	echo "$raw" | grep -q 'process:\[callchain\] thread_name:\[callchain\]' || { echo "string labels"; return 1; }
-	echo "$raw" | grep -qE 'cpu:\[[0-9]+\] pid:\[[0-9]+\] tid:\[[0-9]+\]' || { echo "numeric labels"; return 1; }
+	echo "$raw" | grep -qE 'cpu:\[[0-9]+ cpu\] pid:\[[0-9]+\] tid:\[[0-9]+\]' || { echo "numeric labels"; return 1; }
 	# mapping with file name and the build ID readelf reports
 	local bid
 	bid=$(readelf -n "$WORKLOADS/callchain" | sed -n 's/.*Build ID: //p')
