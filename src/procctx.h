@@ -1,0 +1,50 @@
+/* Reader of a process's OpenTelemetry process context (OTEP 4719): the
+ * OTEL_CTX mapping, its Resource, and the thread-context key map. */
+#ifndef TAGPROF_PROCCTX_H
+#define TAGPROF_PROCCTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROCCTX_MAX_KEYS 256
+#define PROCCTX_MAX_PAYLOAD 65536
+
+struct procctx_attr {		/* one extra attribute, e.g. tagprof.tag.* */
+	char *key;
+	char *str;		/* string value, or NULL */
+	int64_t num;		/* int value when str is NULL */
+	char **list;		/* array of strings, or NULL */
+	size_t nlist;
+};
+
+struct procctx {
+	uint64_t header_addr;	/* where OTEL_CTX lives; 0 = not found yet */
+	uint64_t published_at;	/* of the payload decoded below */
+	char *service_name;
+	char *schema_version;	/* threadlocal.schema_version */
+	char **keys;		/* threadlocal.attribute_key_map, by key_idx */
+	size_t nkeys;
+	struct procctx_attr *attrs;	/* other extra attributes */
+	size_t nattrs;
+};
+
+/* Reads (or refreshes) pid's process context into ctx, following the
+ * 4719 reading protocol: header, payload, then published_at again.
+ * Returns 0 (ctx updated), 1 (unchanged since the last read), -ENOENT (no
+ * OTEL_CTX mapping), -EAGAIN (kept changing while read), -EINVAL (bad
+ * header or payload) or -errno. On error ctx keeps its previous content. */
+int procctx__read(int pid, struct procctx *ctx);
+
+/* Frees what ctx holds and zeroes it. Accepts NULL. */
+void procctx__clear(struct procctx *ctx);
+
+/* The extra attribute named key, or NULL. */
+const struct procctx_attr *procctx__attr(const struct procctx *ctx,
+					 const char *key);
+
+/* Reads len bytes at addr in pid's memory: 0 or -errno. Shared with the
+ * TLS locator and tests. */
+int procmem__read(int pid, uint64_t addr, void *buf, size_t len);
+
+#endif
