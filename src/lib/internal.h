@@ -1,0 +1,85 @@
+/* Internals of libtagprof shared by its files. All hidden (the library is
+ * built with -fvisibility=hidden); only the names the public header needs
+ * are exported. */
+#ifndef TAGPROF_LIB_INTERNAL_H
+#define TAGPROF_LIB_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tagprof/tagprof.h"
+
+#define TAGPROF_MAX_KEYS	256	/* key_idx is a u8 */
+#define TAGPROF_MAX_STR		255	/* len is a u8 */
+
+/* ---- lock.c: the one library mutex, fork-safe ---- */
+
+/* Guards the key map's writers and the process context. */
+void tagprof__lock(void);
+void tagprof__unlock(void);
+
+/* ---- keymap.c: the process key map (index = key_idx) ---- */
+
+/* The key's index, or -ENOENT. Lock-free: keys are appended and published
+ * with a release store of the count, and never removed. */
+int tagprof__key_lookup(const char *key, size_t len);
+
+/* The key's index, registering it (and republishing the process context)
+ * if new. A new key becomes visible to lookups only once the context that
+ * names it is published. -ENOSPC when full, -ENOMEM. */
+int tagprof__key_intern(const char *key, size_t len);
+
+/* The key array and its visible count, for the encoder. Lock held (the
+ * count only grows under the lock). */
+const char *const *tagprof__keys(void);
+unsigned int tagprof__nkeys_locked(void);
+
+/* ---- procctx.c: the OTEP 4719 process context ---- */
+
+/* Publishes the context unless it is already published by this process.
+ * Cheap when it is (one atomic load). 0 or -errno. */
+int tagprof__ctx_ensure(void);
+
+/* (Re)publishes with the first nkeys keys of the key map. Lock held. */
+int tagprof__ctx_publish_locked(unsigned int nkeys);
+
+/* The fork child's half of the atfork handling: the mapping was not
+ * inherited (MADV_DONTFORK), so the next ensure makes a new one. */
+void tagprof__ctx_forked_child(void);
+
+/* A value of the protobuf AnyValue kinds the context uses. */
+enum tagprof__val_kind {
+	TAGPROF__VAL_STRING,
+	TAGPROF__VAL_BOOL,
+	TAGPROF__VAL_INT,
+	TAGPROF__VAL_STRINGS,		/* ArrayValue of string_values */
+};
+
+struct tagprof__attr {
+	const char *key;
+	enum tagprof__val_kind kind;
+	union {
+		const char *s;
+		bool b;
+		int64_t i;
+		struct {
+			const char *const *v;
+			size_t n;
+		} strs;
+	};
+};
+
+/* The hook for more process attributes (tagprof.* keys): adds or replaces
+ * an extra_attributes entry (copied) and republishes. 0 or -errno. */
+int tagprof__ctx_set_attr(const struct tagprof__attr *a);
+
+/* ---- pbenc.c: hand-written protobuf encoding of ProcessContext ---- */
+
+/* Encodes ProcessContext{resource{res}, extra_attributes = extra} into a
+ * malloc'ed buffer. 0 or -ENOMEM. */
+int tagprof__pb_encode_ctx(const struct tagprof__attr *res, size_t nres,
+			   const struct tagprof__attr *extra, size_t nextra,
+			   uint8_t **out, size_t *out_len);
+
+#endif
