@@ -23,11 +23,13 @@ LIBS     := -lbpf -lelf -lz -lprotobuf-c -lpfm -lpthread
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS    := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-PROTO_C  := $(BUILD)/profile.pb-c.c
-PROTO_H  := $(BUILD)/profile.pb-c.h
+PROTOS   := $(wildcard proto/*.proto)
+PROTO_C  := $(patsubst proto/%.proto,$(BUILD)/%.pb-c.c,$(PROTOS))
+PROTO_H  := $(patsubst proto/%.proto,$(BUILD)/%.pb-c.h,$(PROTOS))
+PROTO_O  := $(patsubst proto/%.proto,$(BUILD)/obj/%.pb-c.o,$(PROTOS))
 
 SRCS     := $(wildcard src/*.c)
-OBJS     := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(BUILD)/obj/profile.pb-c.o
+OBJS     := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(PROTO_O)
 LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -38,7 +40,7 @@ WORK_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORK_SRCS))
 .PHONY: all check demo install clean deps tests
 # Skeletons and BPF objects are build outputs too: keep them between runs.
 .SECONDARY:
-all: $(BUILD)/tagprof
+all: $(BUILD)/tagprof libtagprof
 
 $(BUILD) $(BUILD)/obj $(BUILD)/tests $(BUILD)/workloads:
 	@mkdir -p $@
@@ -53,10 +55,10 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
 # --- protobuf-c code for pprof, generated, never committed ---
-$(PROTO_C) $(PROTO_H): proto/profile.proto | $(BUILD)
-	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD) profile.proto
+$(BUILD)/%.pb-c.c $(BUILD)/%.pb-c.h: proto/%.proto | $(BUILD)
+	$(PROTOC_C) --proto_path=proto --c_out=$(BUILD) $*.proto
 
-$(BUILD)/obj/profile.pb-c.o: $(PROTO_C) | $(BUILD)/obj
+$(BUILD)/obj/%.pb-c.o: $(BUILD)/%.pb-c.c | $(BUILD)/obj
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # Every agent object may include a skeleton or the generated proto header.
@@ -66,6 +68,78 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/*.h) $(SKELS) $(PROTO_H) | 
 $(BUILD)/tagprof: $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
 
+# ==== libtagprof: the application library (src/lib/, include/tagprof/) ====
+# Shared and static objects are built apart, both -fPIC: the .a may go into
+# PIE and non-PIE executables and into other shared objects. The TLS slot
+# otel_thread_ctx_v1 is reached through TLSDESC (gnu2; aarch64's default),
+# which the linker relaxes to initial- or local-exec in an executable.
+LIBTP_SRCS   := $(wildcard src/lib/*.c)
+LIBTP_HDRS   := $(wildcard src/lib/*.h include/tagprof/*.h)
+LIBTP_SOBJS  := $(patsubst src/lib/%.c,$(BUILD)/lib/shared/%.o,$(LIBTP_SRCS))
+LIBTP_AOBJS  := $(patsubst src/lib/%.c,$(BUILD)/lib/static/%.o,$(LIBTP_SRCS))
+LIBTP_SONAME := libtagprof.so.0
+LIBTP_REAL   := libtagprof.so.$(VERSION)
+LIBTP_TLS    := -ftls-model=global-dynamic
+ifeq ($(ARCH),x86)
+LIBTP_TLS    += -mtls-dialect=gnu2
+endif
+LIBTP_CFLAGS := -fPIC -fvisibility=hidden $(LIBTP_TLS)
+# What static users must add; tagprof.pc carries it in Libs.private.
+LIBTP_EXPORT := -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
+LIBTP        := $(BUILD)/libtagprof.so $(BUILD)/libtagprof.a $(BUILD)/tagprof.pc
+
+.PHONY: libtagprof install-libtagprof libtagprof-prefix
+libtagprof: $(LIBTP)
+
+$(BUILD)/lib/shared $(BUILD)/lib/static:
+	@mkdir -p $@
+
+$(BUILD)/lib/shared/%.o: src/lib/%.c $(LIBTP_HDRS) | $(BUILD)/lib/shared
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LIBTP_CFLAGS) -c $< -o $@
+
+$(BUILD)/lib/static/%.o: src/lib/%.c $(LIBTP_HDRS) | $(BUILD)/lib/static
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LIBTP_CFLAGS) -c $< -o $@
+
+$(BUILD)/$(LIBTP_REAL): $(LIBTP_SOBJS)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIBTP_SONAME) -Wl,-z,defs \
+		-o $@ $^ -pthread
+
+$(BUILD)/libtagprof.so: $(BUILD)/$(LIBTP_REAL)
+	ln -sf $(LIBTP_REAL) $(BUILD)/$(LIBTP_SONAME)
+	ln -sf $(LIBTP_SONAME) $@
+
+$(BUILD)/libtagprof.a: $(LIBTP_AOBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# Rewritten only when PREFIX differs from the last build's, so that
+# `make install PREFIX=/usr` installs a .pc that says /usr.
+$(BUILD)/tagprof.pc.prefix: libtagprof-prefix | $(BUILD)
+	@echo '$(PREFIX)' | cmp -s - $@ || echo '$(PREFIX)' > $@
+
+$(BUILD)/tagprof.pc: src/lib/tagprof.pc.in $(BUILD)/tagprof.pc.prefix
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
+
+install-libtagprof: $(LIBTP)
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(BUILD)/$(LIBTP_REAL) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(LIBTP_REAL) $(DESTDIR)$(PREFIX)/lib/$(LIBTP_SONAME)
+	ln -sf $(LIBTP_SONAME) $(DESTDIR)$(PREFIX)/lib/libtagprof.so
+	install -m 0644 $(BUILD)/libtagprof.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 $(BUILD)/tagprof.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+# The library's unit test links the .a as a static user would (with the
+# export flag), reads the .so's symbol table, and decodes the process
+# context with the agent's protobuf-c code (not the library's encoder).
+# This explicit rule overrides the generic pattern rule below.
+$(BUILD)/tests/test_libtagprof: tests/unit/test_libtagprof.c tests/unit/check.h \
+		$(BUILD)/libtagprof.a $(BUILD)/libtagprof.so \
+		$(BUILD)/obj/otel_process_ctx.pb-c.o | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< \
+		$(BUILD)/obj/otel_process_ctx.pb-c.o $(BUILD)/libtagprof.a \
+		$(LIBTP_EXPORT) -lprotobuf-c -pthread -ldl
+# ==== end of libtagprof ====
+
 # --- tests ---
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(LIB_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) $(LIBS)
@@ -73,12 +147,36 @@ $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(LIB_OBJS) | $(BUILD)/tests
 # Workloads keep frame pointers in every function, leaves included, and no
 # tail calls, so the frame-pointer unwinder sees the whole chain. clang,
 # because GCC 12 ignores -mno-omit-leaf-frame-pointer at -O2.
-WORKLOAD_CFLAGS := -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+WORKLOAD_CFLAGS := -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fno-optimize-sibling-calls
-$(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
-	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -o $@ $< -lpthread
+$(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -o $@ $< -lpthread -ldl $(WORKLOAD_LDFLAGS)
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS)
+# Writers export their context symbols in .dynsym, as the ABIs ask.
+$(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx: \
+	WORKLOAD_LDFLAGS = -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
+$(BUILD)/workloads/clwriter: WORKLOAD_LDFLAGS = \
+	-Wl,--export-dynamic-symbol=custom_labels_current_set \
+	-Wl,--export-dynamic-symbol=custom_labels_abi_version
+
+# The thread-pool workload linked to libtagprof four ways: shared, static in
+# a PIE, static in a non-PIE executable, and dlopen()ed after start.
+LABELPOOL := $(addprefix $(BUILD)/workloads/labelpool_,shared pie nopie dlopen)
+LABELPOOL_SRC := tests/workloads/libtagprof/labelpool.c
+$(BUILD)/workloads/labelpool_shared: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -o $@ $< -L$(BUILD) \
+		-Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
+$(BUILD)/workloads/labelpool_pie: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -fPIE -pie -o $@ $< \
+		$(BUILD)/libtagprof.a $(LIBTP_EXPORT) -lpthread
+$(BUILD)/workloads/labelpool_nopie: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -fno-pie -no-pie -o $@ $< \
+		$(BUILD)/libtagprof.a $(LIBTP_EXPORT) -lpthread
+$(BUILD)/workloads/labelpool_dlopen: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -DLABELPOOL_DLOPEN -o $@ $< \
+		-ldl -lpthread
+
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL)
 
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh
@@ -89,7 +187,7 @@ demo: $(BUILD)/tagprof
 	go tool pprof -top -nodecount=25 $(BUILD)/demo.pb.gz 2>/dev/null | head -35
 
 PUBLIC_HEADERS := $(wildcard include/tagprof/*.h)
-install: $(BUILD)/tagprof
+install: $(BUILD)/tagprof install-libtagprof
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(BUILD)/tagprof $(DESTDIR)$(PREFIX)/bin/tagprof
 ifneq ($(PUBLIC_HEADERS),)

@@ -15,6 +15,7 @@ const volatile bool filter_pids = false;	/* only pids in `pids` */
 const volatile bool follow_children = false;	/* new processes of a pid in `pids` join it */
 const volatile bool filter_cgroup = false;	/* only tasks under cgroups[0] */
 const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
+const volatile bool filter_label = false;	/* --label: only matching contexts */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -42,9 +43,11 @@ struct {
 	__type(value, struct tp_stats);
 } stats SEC(".maps");
 
-/* A whole record is too big for the 512-byte BPF stack: build it here. */
+/* A whole record is too big for the 512-byte BPF stack: build it here.
+ * The context blob goes first; the frames follow it, 8-byte aligned. */
 struct scratch {
 	struct tp_sample hdr;
+	__u8 ctx[TP_CTX_SPACE];
 	__u64 frames[2 * TP_MAX_FRAMES];
 };
 
@@ -54,6 +57,8 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
+
+#include "context.bpf.h"
 
 static __always_inline struct tp_stats *cpu_stats(void)
 {
@@ -87,10 +92,11 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, zero = 0, nu, nk;
+	__u32 pid = id >> 32, zero = 0, nu, nk, pad;
 	struct tp_stats *st = cpu_stats();
 	struct task_struct *task;
 	struct scratch *s;
+	__u64 *frames;
 	__u64 size;
 
 	if (!st)
@@ -104,6 +110,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 
 	task = (struct task_struct *)bpf_get_current_task();
+	/* Context first: --label drops a sample before the stack walks. */
+	if (!read_context(st, task, pid, &s->hdr, s->ctx, filter_label)) {
+		st->label_filtered++;
+		return 0;
+	}
 	s->hdr.type = TP_REC_SAMPLE;
 	s->hdr.pid = pid;
 	s->hdr.tid = (__u32)id;
@@ -111,24 +122,29 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.time_ns = bpf_ktime_get_ns();
 	s->hdr.period = ctx->sample_period;
 	s->hdr.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
-	s->hdr.flags = 0;
+	s->hdr.pad = 0;
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
+
+	pad = (s->hdr.ctx_size + 7) & ~7u;
+	if (pad > TP_CTX_SPACE)		/* cannot happen; bounds the offset */
+		return 0;
+	frames = (__u64 *)(s->ctx + pad);
 
 	/* Kernel threads (no mm) have no user stack to ask for. */
 	nu = 0;
 	if (BPF_CORE_READ(task, mm)) {
-		nu = frames_of(bpf_get_stack(ctx, s->frames,
+		nu = frames_of(bpf_get_stack(ctx, frames,
 					     TP_MAX_FRAMES * sizeof(__u64),
 					     BPF_F_USER_STACK));
 		if (!nu)
 			st->no_user_stack++;
 	}
-	nk = frames_of(bpf_get_stack(ctx, &s->frames[nu],
+	nk = frames_of(bpf_get_stack(ctx, &frames[nu],
 				     TP_MAX_FRAMES * sizeof(__u64), 0));
 	s->hdr.user_depth = nu;
 	s->hdr.kern_depth = nk;
 
-	size = sizeof(s->hdr) + (nu + nk) * sizeof(__u64);
+	size = sizeof(s->hdr) + pad + (nu + nk) * sizeof(__u64);
 	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
 		return 0;
 	if (bpf_ringbuf_output(&events, s, size, 0))

@@ -4,6 +4,10 @@
 #ifndef TAGPROF_SAMPLE_EVENT_H
 #define TAGPROF_SAMPLE_EVENT_H
 
+#ifndef __VMLINUX_H__		/* BPF side: vmlinux.h has the types */
+#include <linux/types.h>
+#endif
+
 #define TP_MAX_FRAMES	127	/* per stack; the kernel's perf_event_max_stack */
 #define TP_COMM_LEN	16
 #define TP_MAX_PIDS	8192	/* pid filter entries, children included */
@@ -15,8 +19,9 @@ enum tp_rec_type {
 	TP_REC_EXIT = 3,	/* struct tp_task_event: last thread gone */
 };
 
-/* One CPU sample. Followed by user_depth user frames, then kern_depth
- * kernel frames, each a __u64 address, leaf first. */
+/* One CPU sample. Followed by ctx_size bytes of thread context (see enum
+ * tp_ctx_kind) padded to a multiple of 8, then user_depth user frames, then
+ * kern_depth kernel frames, each a __u64 address, leaf first. */
 struct tp_sample {
 	__u32 type;
 	__u32 pid;		/* thread group id */
@@ -28,7 +33,9 @@ struct tp_sample {
 	char comm[TP_COMM_LEN];
 	__u16 user_depth;
 	__u16 kern_depth;
-	__u32 flags;
+	__u16 ctx_size;		/* bytes of context blob after the frames */
+	__u8 ctx_kind;		/* enum tp_ctx_kind */
+	__u8 pad;
 };
 _Static_assert(sizeof(struct tp_sample) == 64, "tp_sample layout");
 
@@ -41,6 +48,62 @@ struct tp_task_event {
 };
 _Static_assert(sizeof(struct tp_task_event) == 32, "tp_task_event layout");
 
+/* Where a thread's context pointer lives, relative to its thread pointer
+ * (fsbase on x86-64), found by the agent from the ELF file and the loader's
+ * GOT entries (src/tlsloc.c). */
+enum tp_tls_kind {
+	TP_TLS_NONE = 0,
+	TP_TLS_STATIC = 1,	/* pointer at tp + tpoff (local-exec, initial-exec,
+				   static TLSDESC) */
+	TP_TLS_DTV = 2,		/* pointer at dtv[modid].val + offset, dtv at
+				   tp + dtv_off (global-dynamic, dlopen) */
+};
+
+struct tp_tls_loc {
+	__s64 tpoff;
+	__u64 modid;
+	__u64 offset;
+	__u32 kind;		/* enum tp_tls_kind */
+	__u32 dtv_off;		/* glibc x86-64: 8 */
+};
+_Static_assert(sizeof(struct tp_tls_loc) == 32, "tp_tls_loc layout");
+
+/* OpenTelemetry thread context record (OTEP 4947). */
+#define TP_OTEL_HDR_SIZE	28
+#define TP_OTEL_ATTRS_MAX	612	/* 640-byte record */
+/* custom-labels v1: labels copied per sample, and their bounds. */
+#define TP_CL_MAX_LABELS	10
+#define TP_CL_KEY_MAX		32
+#define TP_CL_VAL_MAX		64
+/* A custom label in a sample: [klen][key: KEY_MAX][vlen][value: VAL_MAX];
+ * klen TP_CL_EMPTY marks a slot to skip. */
+#define TP_CL_SLOT		(2 + TP_CL_KEY_MAX + TP_CL_VAL_MAX)
+#define TP_CL_EMPTY		0xff
+#define TP_CTX_SPACE		1024	/* largest context blob */
+#define TP_FILTER_VAL_MAX	128	/* --label value bytes compared in BPF */
+
+/* Per process, set by the agent once it has found the context symbols. */
+struct tp_proc_cfg {
+	struct tp_tls_loc otel;		/* otel_thread_ctx_v1 */
+	struct tp_tls_loc custom;	/* custom_labels_current_set */
+	/* --label KEY=VALUE: KEY's index in this process's key map, or
+	 * TP_FILTER_NO_KEY when the process has no such key (cannot match) */
+	__u32 filter_key_idx;
+	__u32 filter_len;
+	char filter_val[TP_FILTER_VAL_MAX];
+	char filter_key[TP_CL_KEY_MAX];	/* custom labels name keys by string */
+	__u32 filter_key_len;
+	__u32 pad;
+};
+#define TP_FILTER_NO_KEY 0xffffffffu
+
+/* What a sample's context blob holds (tp_sample.ctx_kind). */
+enum tp_ctx_kind {
+	TP_CTX_NONE = 0,
+	TP_CTX_OTEL = 1,	/* 28-byte OTEP 4947 header + attrs */
+	TP_CTX_CUSTOM = 2,	/* TP_CL_SLOT-byte slots, one per label */
+};
+
 /* Per-CPU counters, summed by the agent and shown in the summary. */
 struct tp_stats {
 	__u64 samples;		/* samples sent */
@@ -48,7 +111,14 @@ struct tp_stats {
 	__u64 filtered;		/* dropped by pid/cgroup/idle filters */
 	__u64 task_lost;	/* exec/exit events dropped */
 	__u64 no_user_stack;	/* user thread sampled but no user frames */
+	__u64 ctx_tls_unreadable;	/* TLS slot (or DTV) could not be read */
+	__u64 ctx_record_unreadable;	/* context pointer into unmapped memory */
+	__u64 ctx_invalid;	/* valid != 1 (detached, or being rewritten) */
+	__u64 ctx_oversize;	/* attrs_size over TP_OTEL_ATTRS_MAX */
+	__u64 ctx_torn;		/* record changed while it was being read */
+	__u64 ctx_read;		/* samples that carry a context */
+	__u64 label_filtered;	/* dropped by --label */
 };
-_Static_assert(sizeof(struct tp_stats) == 40, "tp_stats layout");
+_Static_assert(sizeof(struct tp_stats) == 96, "tp_stats layout");
 
 #endif

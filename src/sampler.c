@@ -184,6 +184,7 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err,
 	s->skel->rodata->follow_children = o->follow_children;
 	s->skel->rodata->filter_cgroup = o->cgroup != NULL;
 	s->skel->rodata->include_idle = o->include_idle;
+	s->skel->rodata->filter_label = o->filter_label;
 
 	ret = sample_bpf__load(s->skel);
 	if (ret) {
@@ -271,12 +272,13 @@ void sampler__stats(struct sampler *s, struct tp_stats *total,
 		return;
 	if (!bpf_map__lookup_elem(s->skel->maps.stats, &zero, sizeof(zero), v,
 				  s->ncpus * sizeof(*v), 0)) {
+		/* tp_stats is all __u64 counters: sum them field by field. */
 		for (int i = 0; i < s->ncpus; i++) {
-			total->samples += v[i].samples;
-			total->lost += v[i].lost;
-			total->filtered += v[i].filtered;
-			total->task_lost += v[i].task_lost;
-			total->no_user_stack += v[i].no_user_stack;
+			const __u64 *src = (const __u64 *)&v[i];
+			__u64 *dst = (__u64 *)total;
+
+			for (size_t f = 0; f < sizeof(*total) / sizeof(__u64); f++)
+				dst[f] += src[f];
 		}
 		if (per_cpu)
 			memcpy(per_cpu, v, s->ncpus * sizeof(*v));
@@ -299,4 +301,18 @@ void sampler__free(struct sampler *s)
 	sample_bpf__destroy(s->skel);
 	free(s->links);
 	free(s);
+}
+
+int sampler__set_proc_cfg(struct sampler *s, uint32_t pid,
+			  const struct tp_proc_cfg *cfg)
+{
+	if (bpf_map__update_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
+				 cfg, sizeof(*cfg), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__del_proc_cfg(struct sampler *s, uint32_t pid)
+{
+	bpf_map__delete_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid), 0);
 }

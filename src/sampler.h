@@ -20,6 +20,7 @@ struct sampler_opts {
 	bool follow_children;
 	const char *cgroup;	/* cgroup v2 directory, or NULL */
 	bool include_idle;
+	bool filter_label;	/* --label: drop samples whose context doesn't match */
 	int verbose;		/* >0: libbpf messages, verifier log */
 };
 
@@ -47,6 +48,12 @@ void sampler__stop(struct sampler *s);
 void sampler__stats(struct sampler *s, struct tp_stats *total,
 		    struct tp_stats *per_cpu);
 int sampler__ncpus(const struct sampler *s);
+
+struct tp_proc_cfg;
+/* Where pid's threads keep their context, and its --label settings. */
+int sampler__set_proc_cfg(struct sampler *s, uint32_t pid,
+			  const struct tp_proc_cfg *cfg);
+void sampler__del_proc_cfg(struct sampler *s, uint32_t pid);
 
 void sampler__free(struct sampler *s);		/* accepts NULL */
 

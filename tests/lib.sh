@@ -27,22 +27,27 @@ pprof() {
 # flat FILE FUNC ARGS...: the flat sample count of FUNC in -top.
 flat() {
 	local f=$1 fn=$2; shift 2
-	pprof "$f" -top -nodecount=100000 -sample_index=samples "$@" |
+	pprof "$f" -top -nodecount=1000000 -nodefraction=0 -sample_index=samples "$@" |
 		awk -v fn="$fn" '$6 == fn { print $1; found=1 } END { if (!found) print 0 }'
 }
 
 # cum FILE FUNC ARGS...: the cumulative sample count of FUNC in -top.
 cum() {
 	local f=$1 fn=$2; shift 2
-	pprof "$f" -top -nodecount=100000 -sample_index=samples "$@" |
+	pprof "$f" -top -nodecount=1000000 -nodefraction=0 -sample_index=samples "$@" |
 		awk -v fn="$fn" '$6 == fn { print $4; found=1 } END { if (!found) print 0 }'
 }
 
-# total FILE ARGS...: all samples (after any filters in ARGS).
+# total FILE ARGS...: samples left after the filters in ARGS (-tagfocus,
+# -focus...): what "Showing nodes accounting for N" says with every node
+# shown ("Total samples" and "of N total" ignore tag filters). 0 when the
+# filters match nothing.
 total() {
 	local f=$1; shift
-	pprof "$f" -top -nodecount=1 -sample_index=samples "$@" |
-		sed -n 's/.*of \([0-9]*\) total.*/\1/p' | head -1
+	pprof "$f" -top -nodecount=1000000 -nodefraction=0 -edgefraction=0 \
+		-sample_index=samples "$@" |
+		sed -n 's/^Showing nodes accounting for \([0-9]*\),.*/\1/p' |
+		grep . || echo 0
 }
 
 # pct PART WHOLE: percentage with one decimal.

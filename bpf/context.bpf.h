@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Thread context at sample time: from the thread pointer to the OTEP 4947
+ * record (or a custom-labels v1 label set), copied into the sample record,
+ * and the in-kernel --label filter. Every user read is bounded and every
+ * failure counted. */
+#ifndef TAGPROF_CONTEXT_BPF_H
+#define TAGPROF_CONTEXT_BPF_H
+
+#define CTX_SPACE TP_CTX_SPACE
+_Static_assert(TP_OTEL_HDR_SIZE + TP_OTEL_ATTRS_MAX <= CTX_SPACE, "otel fits");
+_Static_assert(TP_CL_MAX_LABELS * TP_CL_SLOT <= CTX_SPACE,
+	       "custom labels fit");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TP_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, struct tp_proc_cfg);
+} proc_cfg SEC(".maps");
+
+static __always_inline __u64 thread_pointer(struct task_struct *task)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+	return 0;
+#endif
+}
+
+/* Reads the context pointer described by loc. 0: *ptr set (maybe NULL);
+ * -1: unreadable (counted); -2: no context here (not an error). */
+static __always_inline int read_ctx_pointer(const struct tp_tls_loc *loc,
+					    __u64 tp, __u64 *ptr)
+{
+	__u64 slot, dtv, block;
+
+	if (loc->kind == TP_TLS_STATIC) {
+		slot = tp + loc->tpoff;
+	} else if (loc->kind == TP_TLS_DTV) {
+		if (loc->modid == 0 || loc->modid > 65536 || loc->dtv_off > 4096)
+			return -1;
+		if (bpf_probe_read_user(&dtv, sizeof(dtv),
+					(void *)(tp + loc->dtv_off)))
+			return -1;
+		if (bpf_probe_read_user(&block, sizeof(block),
+					(void *)(dtv + loc->modid * 16)))
+			return -1;
+		/* Not yet allocated for this thread: it never touched the
+		 * variable, so it has no context. */
+		if (block == 0 || block == (__u64)-1)
+			return -2;
+		slot = block + loc->offset;
+	} else {
+		return -2;
+	}
+	if (bpf_probe_read_user(ptr, sizeof(*ptr), (void *)slot))
+		return -1;
+	return 0;
+}
+
+/* Copies the OTEP 4947 record at rec into dst. Returns its size, or 0. */
+static __always_inline __u32 read_otel(struct tp_stats *st, __u64 rec,
+				       __u8 *dst)
+{
+	__u32 again, size;
+
+	if (bpf_probe_read_user(dst, TP_OTEL_HDR_SIZE, (void *)rec)) {
+		st->ctx_record_unreadable++;
+		return 0;
+	}
+	if (dst[24] != 1) {
+		st->ctx_invalid++;
+		return 0;
+	}
+	size = dst[26] | (dst[27] << 8);
+	if (size > TP_OTEL_ATTRS_MAX) {
+		st->ctx_oversize++;
+		return 0;
+	}
+	if (bpf_probe_read_user(dst + TP_OTEL_HDR_SIZE, size,
+				(void *)(rec + TP_OTEL_HDR_SIZE))) {
+		st->ctx_record_unreadable++;
+		return 0;
+	}
+	/* Another thread rewriting it in place clears valid or changes the
+	 * size: read those four bytes again and keep the copy only if equal. */
+	if (bpf_probe_read_user(&again, sizeof(again), (void *)(rec + 24)) ||
+	    again != *(__u32 *)(dst + 24)) {
+		st->ctx_torn++;
+		return 0;
+	}
+	return TP_OTEL_HDR_SIZE + size;
+}
+
+struct cl_string {
+	__u64 len;
+	__u64 buf;
+};
+
+struct cl_label {
+	struct cl_string key;
+	struct cl_string value;
+};
+
+struct cl_labelset {
+	__u64 storage;
+	__u64 count;
+	__u64 capacity;
+};
+
+/* Copies up to TP_CL_MAX_LABELS labels of a custom-labels v1 set at set
+ * into fixed-size slots of dst (see TP_CL_SLOT); keys and values are cut to
+ * their maximums. Fixed offsets keep the verifier's work linear. Returns
+ * the blob size: a whole number of slots. */
+static __always_inline __u32 read_custom(struct tp_stats *st, __u64 set,
+					 __u8 *dst)
+{
+	struct cl_labelset ls;
+	struct cl_label l;
+	__u32 n = 0, klen, vlen;
+	__u8 *slot;
+
+	if (bpf_probe_read_user(&ls, sizeof(ls), (void *)set)) {
+		st->ctx_record_unreadable++;
+		return 0;
+	}
+	for (int i = 0; i < TP_CL_MAX_LABELS; i++) {
+		if (i >= ls.count)
+			break;
+		slot = dst + i * TP_CL_SLOT;
+		n = i + 1;
+		slot[0] = TP_CL_EMPTY;
+		if (bpf_probe_read_user(&l, sizeof(l),
+					(void *)(ls.storage + i * sizeof(l)))) {
+			st->ctx_record_unreadable++;
+			n = i;
+			break;
+		}
+		if (!l.key.buf)		/* deleted slot */
+			continue;
+		klen = l.key.len > TP_CL_KEY_MAX ? TP_CL_KEY_MAX : l.key.len;
+		vlen = l.value.len > TP_CL_VAL_MAX ? TP_CL_VAL_MAX : l.value.len;
+		if (bpf_probe_read_user(slot + 1, klen, (void *)l.key.buf))
+			continue;
+		if (bpf_probe_read_user(slot + 2 + TP_CL_KEY_MAX, vlen,
+					(void *)l.value.buf))
+			continue;
+		slot[0] = klen;
+		slot[1 + TP_CL_KEY_MAX] = vlen;
+	}
+	return n * TP_CL_SLOT;
+}
+
+/* Byte compare of n (<= TP_FILTER_VAL_MAX) bytes. */
+static __always_inline bool same_bytes(const __u8 *a, const char *b, __u32 n)
+{
+	for (int i = 0; i < TP_FILTER_VAL_MAX; i++) {
+		if (i >= n)
+			return true;
+		if (a[i] != (__u8)b[i])
+			return false;
+	}
+	return true;
+}
+
+/* --label on an OTel record: the last entry with the key decides. The
+ * position is masked each round so the verifier sees the same bounds every
+ * iteration and can prune. */
+static __always_inline bool otel_matches(const struct tp_proc_cfg *cfg,
+					 const __u8 *blob, __u32 size)
+{
+	__u32 pos = TP_OTEL_HDR_SIZE, found = 0, flen = 0, len;
+
+	for (int i = 0; i < TP_OTEL_ATTRS_MAX / 2; i++) {
+		pos &= CTX_SPACE - 1;
+		if (pos + 2 > size)
+			break;
+		len = blob[(pos + 1) & (CTX_SPACE - 1)];
+		if (blob[pos] == cfg->filter_key_idx) {
+			found = pos + 2;
+			flen = len;
+		}
+		pos += 2 + len;
+	}
+	found &= CTX_SPACE - 1;
+	if (!found || flen != cfg->filter_len || found + flen > size ||
+	    found > CTX_SPACE - TP_FILTER_VAL_MAX)
+		return false;
+	return same_bytes(blob + found, cfg->filter_val, flen);
+}
+
+/* --label on custom labels: the first slot with the key decides. */
+static __always_inline bool custom_matches(const struct tp_proc_cfg *cfg,
+					   const __u8 *blob, __u32 size)
+{
+	const __u8 *slot;
+
+	for (int i = 0; i < TP_CL_MAX_LABELS; i++) {
+		if ((i + 1) * TP_CL_SLOT > size)
+			return false;
+		slot = blob + i * TP_CL_SLOT;
+		if (slot[0] != cfg->filter_key_len ||
+		    !same_bytes(slot + 1, cfg->filter_key, TP_CL_KEY_MAX < slot[0] ?
+				TP_CL_KEY_MAX : slot[0]))
+			continue;
+		return slot[1 + TP_CL_KEY_MAX] == cfg->filter_len &&
+		       same_bytes(slot + 2 + TP_CL_KEY_MAX, cfg->filter_val,
+				  cfg->filter_len > TP_CL_VAL_MAX ?
+				  TP_CL_VAL_MAX : cfg->filter_len);
+	}
+	return false;
+}
+
+/* Fills the sample's context into blob. Returns false when --label says
+ * to drop the sample. */
+static __always_inline bool read_context(struct tp_stats *st,
+					 struct task_struct *task, __u32 pid,
+					 struct tp_sample *hdr, __u8 *blob,
+					 bool filter)
+{
+	struct tp_proc_cfg *cfg = bpf_map_lookup_elem(&proc_cfg, &pid);
+	__u64 tp, ptr;
+	__u32 size = 0;
+	int ret;
+
+	hdr->ctx_kind = TP_CTX_NONE;
+	hdr->ctx_size = 0;
+	if (!cfg)
+		return !filter;
+	tp = thread_pointer(task);
+	ret = read_ctx_pointer(&cfg->otel, tp, &ptr);
+	if (ret == 0 && ptr) {
+		size = read_otel(st, ptr, blob);
+		if (size) {
+			hdr->ctx_kind = TP_CTX_OTEL;
+			hdr->ctx_size = size;
+			st->ctx_read++;
+			return !filter || otel_matches(cfg, blob, size);
+		}
+	} else if (ret == -1) {
+		st->ctx_tls_unreadable++;
+	}
+	ret = read_ctx_pointer(&cfg->custom, tp, &ptr);
+	if (ret == 0 && ptr) {
+		size = read_custom(st, ptr, blob);
+		if (size) {
+			hdr->ctx_kind = TP_CTX_CUSTOM;
+			hdr->ctx_size = size;
+			st->ctx_read++;
+			return !filter || custom_matches(cfg, blob, size);
+		}
+	} else if (ret == -1) {
+		st->ctx_tls_unreadable++;
+	}
+	return !filter;
+}
+
+#endif

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Per-process thread-context discovery and label decoding. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hashmap.h"
+#include "pprof.h"
+#include "procctx.h"
+#include "sample_event.h"
+#include "sampler.h"
+#include "threadctx.h"
+#include "tlsloc.h"
+#include "utf8.h"
+
+#define OTEL_SYMBOL "otel_thread_ctx_v1"
+#define CL_SYMBOL "custom_labels_current_set"
+#define CL_ABI_SYMBOL "custom_labels_abi_version"
+#define CL_ABI_VERSION 1
+
+#define MS (1000ull * 1000)
+#define EXEC_DELAY_NS (50 * MS)		/* let ld.so map the libraries */
+#define RETRY_NS (200 * MS)		/* symbol defined, GOT not resolved yet */
+#define MAX_RETRIES 10
+#define RECHECK_FIRST_NS (500 * MS)	/* no symbol: look again later... */
+#define RECHECK_MAX_NS (32000 * MS)	/* ...backing off up to this */
+#define REFRESH_NS (100 * MS)		/* key map re-reads, per process */
+#define FILTER_REFRESH_NS (500 * MS)
+
+struct pctx {
+	uint32_t pid;
+	bool found;		/* cfg is in the BPF map */
+	bool counted;
+	int retries;
+	uint64_t due_ns;	/* next discovery; 0 = none planned */
+	uint64_t recheck_ns;	/* current back-off for processes without one */
+	uint64_t refreshed_ns;	/* last key-map re-read */
+	struct tp_proc_cfg cfg;
+	struct procctx ctx;
+};
+
+struct threadctx {
+	struct hashmap *procs;	/* pid -> struct pctx * */
+	struct sampler *sampler;
+	char *filter_key, *filter_val;
+	struct threadctx_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct threadctx *threadctx__new(const char *filter_key,
+				 const char *filter_val)
+{
+	struct threadctx *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->procs = hashmap__new(0);
+	if (filter_key) {
+		t->filter_key = strdup(filter_key);
+		t->filter_val = strdup(filter_val ? filter_val : "");
+	}
+	if (!t->procs || (filter_key && (!t->filter_key || !t->filter_val))) {
+		threadctx__free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void threadctx__attach(struct threadctx *t, struct sampler *s)
+{
+	t->sampler = s;
+}
+
+static void pctx_free(struct pctx *p)
+{
+	if (!p)
+		return;
+	procctx__clear(&p->ctx);
+	free(p);
+}
+
+void threadctx__free(struct threadctx *t)
+{
+	size_t it = 0;
+	uint64_t v;
+
+	if (!t)
+		return;
+	while (t->procs && hashmap__next(t->procs, &it, NULL, NULL, &v))
+		pctx_free((struct pctx *)(uintptr_t)v);
+	hashmap__free(t->procs);
+	free(t->filter_key);
+	free(t->filter_val);
+	free(t);
+}
+
+static struct pctx *lookup(struct threadctx *t, uint32_t pid)
+{
+	uint64_t v;
+
+	return hashmap__get(t->procs, &pid, sizeof(pid), &v) ?
+		       (struct pctx *)(uintptr_t)v : NULL;
+}
+
+static struct pctx *create(struct threadctx *t, uint32_t pid)
+{
+	struct pctx *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (hashmap__put(t->procs, &pid, sizeof(pid), (uintptr_t)p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void drop(struct threadctx *t, uint32_t pid)
+{
+	uint64_t v;
+
+	if (!hashmap__del(t->procs, &pid, sizeof(pid), &v))
+		return;
+	if (((struct pctx *)(uintptr_t)v)->found && t->sampler)
+		sampler__del_proc_cfg(t->sampler, pid);
+	pctx_free((struct pctx *)(uintptr_t)v);
+}
+
+/* Index of the --label key in this process's key map. */
+static uint32_t filter_key_idx(const struct threadctx *t, const struct pctx *p)
+{
+	for (size_t i = 0; i < p->ctx.nkeys; i++)
+		if (!strcmp(p->ctx.keys[i], t->filter_key))
+			return i;
+	return TP_FILTER_NO_KEY;
+}
+
+static void fill_filter(const struct threadctx *t, struct pctx *p)
+{
+	struct tp_proc_cfg *c = &p->cfg;
+
+	if (!t->filter_key)
+		return;
+	c->filter_key_idx = filter_key_idx(t, p);
+	c->filter_len = strlen(t->filter_val);
+	memcpy(c->filter_val, t->filter_val, c->filter_len);
+	c->filter_key_len = strlen(t->filter_key);
+	if (c->filter_key_len > TP_CL_KEY_MAX)	/* BPF keeps only that much */
+		c->filter_key_len = TP_CL_KEY_MAX;
+	memcpy(c->filter_key, t->filter_key, c->filter_key_len);
+}
+
+static void publish(struct threadctx *t, struct pctx *p)
+{
+	fill_filter(t, p);
+	if (t->sampler && !sampler__set_proc_cfg(t->sampler, p->pid, &p->cfg))
+		p->found = true;
+}
+
+/* custom-labels v1 is only read when the process says it speaks v1. */
+static bool custom_abi_ok(uint32_t pid)
+{
+	uint32_t v = 0;
+
+	return !tlsloc__read_symbol(pid, CL_ABI_SYMBOL, &v, sizeof(v)) &&
+	       v == CL_ABI_VERSION;
+}
+
+static void discover(struct threadctx *t, struct pctx *p)
+{
+	int r1, r2;
+
+	p->due_ns = 0;
+	memset(&p->cfg, 0, sizeof(p->cfg));
+	r1 = tlsloc__find(p->pid, OTEL_SYMBOL, &p->cfg.otel, NULL, 0);
+	r2 = tlsloc__find(p->pid, CL_SYMBOL, &p->cfg.custom, NULL, 0);
+	if (r2 == 0 && !custom_abi_ok(p->pid)) {
+		memset(&p->cfg.custom, 0, sizeof(p->cfg.custom));
+		r2 = -ENOENT;
+	}
+	if (r1 == 0)
+		procctx__read(p->pid, &p->ctx);
+	if (r1 == 0 || r2 == 0) {
+		publish(t, p);
+		if (!p->counted) {
+			t->stats.procs_found++;
+			p->counted = true;
+		}
+		return;
+	}
+	/* Defined but not resolved yet (lazy binding, dlopen underway). */
+	if ((r1 == -EAGAIN || r2 == -EAGAIN) && p->retries++ < MAX_RETRIES) {
+		p->due_ns = now_ns() + RETRY_NS;
+		return;
+	}
+	/* Not there (yet): a library with it may be dlopen()ed later. */
+	if (r1 != -ESRCH && r2 != -ESRCH) {
+		p->recheck_ns = p->recheck_ns ? p->recheck_ns * 2 :
+						RECHECK_FIRST_NS;
+		if (p->recheck_ns > RECHECK_MAX_NS)
+			p->recheck_ns = RECHECK_MAX_NS;
+		p->due_ns = now_ns() + p->recheck_ns;
+	}
+	/* Count real failures, not processes without the symbols or gone. */
+	if ((r1 != -ENOENT && r1 != -ESRCH) || (r2 != -ENOENT && r2 != -ESRCH))
+		t->stats.locate_failed++;
+}
+
+void threadctx__on_sample(struct threadctx *t, uint32_t pid)
+{
+	struct pctx *p;
+
+	if (pid == 0 || lookup(t, pid))
+		return;
+	p = create(t, pid);
+	if (p)
+		discover(t, p);
+}
+
+static void schedule(struct threadctx *t, uint32_t pid, uint64_t delay)
+{
+	struct pctx *p = lookup(t, pid);
+
+	if (!p)
+		p = create(t, pid);
+	if (p && !p->found) {
+		p->retries = 0;
+		p->recheck_ns = 0;
+		p->due_ns = now_ns() + delay;
+	}
+}
+
+void threadctx__on_exec(struct threadctx *t, uint32_t pid)
+{
+	drop(t, pid);		/* a new image: nothing found before holds */
+	schedule(t, pid, EXEC_DELAY_NS);
+}
+
+void threadctx__on_exit(struct threadctx *t, uint32_t pid)
+{
+	drop(t, pid);
+}
+
+/* With --label, a key registered after discovery must reach the filter:
+ * re-read the process context now and then until the key is known. */
+static void refresh_filter(struct threadctx *t, struct pctx *p, uint64_t now)
+{
+	if (!t->filter_key || !p->found || !p->cfg.otel.kind ||
+	    p->cfg.filter_key_idx != TP_FILTER_NO_KEY ||
+	    now - p->refreshed_ns < FILTER_REFRESH_NS)
+		return;
+	p->refreshed_ns = now;
+	if (procctx__read(p->pid, &p->ctx) == 0 &&
+	    filter_key_idx(t, p) != TP_FILTER_NO_KEY)
+		publish(t, p);
+}
+
+void threadctx__tick(struct threadctx *t)
+{
+	uint64_t now = now_ns(), v;
+	size_t it = 0;
+	struct pctx *p;
+
+	while (hashmap__next(t->procs, &it, NULL, NULL, &v)) {
+		p = (struct pctx *)(uintptr_t)v;
+		if (p->due_ns && p->due_ns <= now)
+			discover(t, p);
+		refresh_filter(t, p, now);
+	}
+}
+
+void threadctx__scan_all(struct threadctx *t)
+{
+	struct dirent *d;
+	char *end;
+	long pid;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		pid = strtol(d->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		threadctx__on_sample(t, pid);
+	}
+	closedir(dir);
+}
+
+/* --- decoding --- */
+
+struct out {
+	struct pprof_label *labels;
+	size_t n, max;
+	char *buf;
+	size_t used, len;
+};
+
+/* Copies untrusted bytes into the string buffer, sanitized. */
+static const char *text(struct threadctx *t, struct out *o, const void *s,
+			size_t n)
+{
+	char *dst = o->buf + o->used;
+	size_t room = o->len - o->used;
+
+	if (room < 4)
+		return NULL;
+	if (utf8__sanitize(s, n, dst, room))
+		t->stats.bad_utf8++;
+	o->used += strlen(dst) + 1;
+	return dst;
+}
+
+static void emit(struct out *o, const char *key, const char *val)
+{
+	if (!key || !val || o->n == o->max)
+		return;
+	o->labels[o->n++] = (struct pprof_label){ .key = key, .str = val };
+}
+
+/* Names that are tagprof's own; an application key equal to one of them is
+ * reported as "label:<key>" so neither hides the other. */
+static bool builtin(const char *key)
+{
+	static const char *const names[] = {
+		"process", "thread_name", "pid", "tid", "cpu", "trace_id",
+		"span_id", "tag",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(key, names[i]))
+			return true;
+	return false;
+}
+
+static const char *label_key(struct threadctx *t, struct out *o,
+			     const char *raw)
+{
+	char tmp[300];
+
+	if (!builtin(raw))
+		return text(t, o, raw, strlen(raw));
+	snprintf(tmp, sizeof(tmp), "label:%s", raw);
+	return text(t, o, tmp, strlen(tmp));
+}
+
+static bool all_zero(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+static const char *hex(struct out *o, const uint8_t *b, size_t n)
+{
+	char *dst = o->buf + o->used;
+
+	if (o->len - o->used < 2 * n + 1)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		sprintf(dst + 2 * i, "%02x", b[i]);
+	o->used += 2 * n + 1;
+	return dst;
+}
+
+/* The key name for idx, re-reading the process context once (rate
+ * limited) when idx is past the map we have: it may be a new key. */
+static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx)
+{
+	uint64_t now;
+
+	if (idx < p->ctx.nkeys)
+		return p->ctx.keys[idx];
+	now = now_ns();
+	if (now - p->refreshed_ns >= REFRESH_NS) {
+		p->refreshed_ns = now;
+		t->stats.key_refreshes++;
+		procctx__read(p->pid, &p->ctx);
+		if (idx < p->ctx.nkeys)
+			return p->ctx.keys[idx];
+	}
+	t->stats.unknown_key++;
+	return NULL;
+}
+
+static void decode_otel(struct threadctx *t, struct pctx *p,
+			const uint8_t *blob, size_t size, struct out *o)
+{
+	int16_t last[256];	/* key_idx -> offset of its last entry */
+	size_t pos = TP_OTEL_HDR_SIZE, attrs_end;
+	const char *key;
+
+	if (size < TP_OTEL_HDR_SIZE) {
+		t->stats.truncated++;
+		return;
+	}
+	if (!all_zero(blob, 16))
+		emit(o, "trace_id", hex(o, blob, 16));
+	if (!all_zero(blob + 16, 8))
+		emit(o, "span_id", hex(o, blob + 16, 8));
+
+	memset(last, -1, sizeof(last));
+	attrs_end = TP_OTEL_HDR_SIZE + (blob[26] | (blob[27] << 8));
+	if (attrs_end > size)
+		attrs_end = size;
+	while (pos + 2 <= attrs_end) {
+		if (pos + 2 + blob[pos + 1] > attrs_end) {
+			t->stats.truncated++;	/* incomplete entry: stop */
+			break;
+		}
+		last[blob[pos]] = pos;
+		pos += 2 + blob[pos + 1];
+	}
+	for (int idx = 0; idx < 256; idx++) {
+		if (last[idx] < 0)
+			continue;
+		key = key_name(t, p, idx);
+		if (!key)
+			continue;
+		pos = last[idx];
+		emit(o, label_key(t, o, key),
+		     text(t, o, blob + pos + 2, blob[pos + 1]));
+	}
+}
+
+static void decode_custom(struct threadctx *t, const uint8_t *blob,
+			  size_t size, struct out *o)
+{
+	size_t first = o->n, klen, vlen;
+	char key[TP_CL_KEY_MAX + 1];
+	const uint8_t *slot;
+	const char *k;
+	bool dup;
+
+	if (size % TP_CL_SLOT)
+		t->stats.truncated++;
+	for (size_t off = 0; off + TP_CL_SLOT <= size; off += TP_CL_SLOT) {
+		slot = blob + off;
+		klen = slot[0];
+		vlen = slot[1 + TP_CL_KEY_MAX];
+		if (klen == TP_CL_EMPTY)
+			continue;
+		if (klen > TP_CL_KEY_MAX || vlen > TP_CL_VAL_MAX) {
+			t->stats.truncated++;
+			continue;
+		}
+		memcpy(key, slot + 1, klen);
+		key[klen] = '\0';
+		k = label_key(t, o, key);
+		/* custom-labels v1: the first of duplicate keys wins */
+		dup = false;
+		for (size_t i = first; k && i < o->n; i++)
+			dup |= !strcmp(o->labels[i].key, k);
+		if (!dup)
+			emit(o, k, text(t, o, slot + 2 + TP_CL_KEY_MAX, vlen));
+	}
+}
+
+size_t threadctx__labels(struct threadctx *t, uint32_t pid, unsigned kind,
+			 const uint8_t *blob, size_t size,
+			 struct pprof_label *out, size_t max, char *buf,
+			 size_t buflen)
+{
+	struct out o = { out, 0, max, buf, 0, buflen };
+	struct pctx *p = lookup(t, pid);
+
+	if (kind == TP_CTX_OTEL && p)
+		decode_otel(t, p, blob, size, &o);
+	else if (kind == TP_CTX_CUSTOM)
+		decode_custom(t, blob, size, &o);
+	return o.n;
+}
+
+const char *threadctx__service(struct threadctx *t, uint32_t pid)
+{
+	struct pctx *p = lookup(t, pid);
+
+	return p ? p->ctx.service_name : NULL;
+}
+
+const struct threadctx_stats *threadctx__stats(const struct threadctx *t)
+{
+	return &t->stats;
+}

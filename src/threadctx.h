@@ -1,0 +1,59 @@
+/* Thread context per process: finds where its threads keep their context
+ * (OTEP 4947 otel_thread_ctx_v1, or custom-labels v1), reads its process
+ * context (key names), tells the BPF side, and turns the context blob of a
+ * sample into pprof labels. */
+#ifndef TAGPROF_THREADCTX_H
+#define TAGPROF_THREADCTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sampler;
+struct pprof_label;
+
+struct threadctx_stats {
+	uint64_t procs_found;	/* processes with a context symbol */
+	uint64_t unknown_key;	/* attribute whose key index is not in the map */
+	uint64_t bad_utf8;	/* labels with invalid UTF-8 replaced */
+	uint64_t truncated;	/* blobs that ended inside an attribute */
+	uint64_t key_refreshes;	/* process context re-read for a key */
+	uint64_t locate_failed;	/* symbol defined, location unresolvable */
+};
+
+struct threadctx;
+
+/* filter_key/filter_val: the --label filter, or NULL. The sampler is where
+ * per-process settings go; it may be set later with threadctx__attach. */
+struct threadctx *threadctx__new(const char *filter_key,
+				 const char *filter_val);
+void threadctx__attach(struct threadctx *t, struct sampler *s);
+void threadctx__free(struct threadctx *t);	/* accepts NULL */
+
+/* Lifecycle hints from the ring buffer. A sampled process without a
+ * context is looked at again with growing delays (0.5 s doubling to 32 s),
+ * which finds libraries it dlopen()s later without hooking the dynamic
+ * linker (a uprobe on ld.so breaks programs run under valgrind). */
+void threadctx__on_sample(struct threadctx *t, uint32_t pid);
+void threadctx__on_exec(struct threadctx *t, uint32_t pid);
+void threadctx__on_exit(struct threadctx *t, uint32_t pid);
+
+/* Runs the discoveries that are due; call every ~100 ms. */
+void threadctx__tick(struct threadctx *t);
+
+/* Discovers every running process now (used with --label, whose in-kernel
+ * filter drops samples of processes not yet configured). */
+void threadctx__scan_all(struct threadctx *t);
+
+/* Appends the labels of a sample's context blob to out (at most max),
+ * with their strings in buf. Returns the number appended. */
+size_t threadctx__labels(struct threadctx *t, uint32_t pid, unsigned kind,
+			 const uint8_t *blob, size_t size,
+			 struct pprof_label *out, size_t max, char *buf,
+			 size_t buflen);
+
+/* The process's service.name from its process context, or NULL. */
+const char *threadctx__service(struct threadctx *t, uint32_t pid);
+
+const struct threadctx_stats *threadctx__stats(const struct threadctx *t);
+
+#endif
