@@ -216,11 +216,11 @@ static __always_inline bool custom_matches(const struct tp_proc_cfg *cfg,
 /* Fills the sample's context into blob. Returns false when --label says
  * to drop the sample. */
 static __always_inline bool read_context(struct tp_stats *st,
-					 struct task_struct *task, __u32 pid,
+					 struct task_struct *task,
+					 const struct tp_proc_cfg *cfg,
 					 struct tp_sample *hdr, __u8 *blob,
 					 bool filter)
 {
-	struct tp_proc_cfg *cfg = bpf_map_lookup_elem(&proc_cfg, &pid);
 	__u64 tp, ptr;
 	__u32 size = 0;
 	int ret;

@@ -16,6 +16,7 @@ const volatile bool follow_children = false;	/* new processes of a pid in `pids`
 const volatile bool filter_cgroup = false;	/* only tasks under cgroups[0] */
 const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
 const volatile bool filter_label = false;	/* --label: only matching contexts */
+const volatile bool filter_tag = false;		/* --tag: only matching tags */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -59,6 +60,7 @@ struct {
 } scratch_map SEC(".maps");
 
 #include "context.bpf.h"
+#include "tag.bpf.h"
 
 static __always_inline struct tp_stats *cpu_stats(void)
 {
@@ -95,6 +97,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u32 pid = id >> 32, zero = 0, nu, nk, pad;
 	struct tp_stats *st = cpu_stats();
 	struct task_struct *task;
+	struct tp_proc_cfg *cfg;
 	struct scratch *s;
 	__u64 *frames;
 	__u64 size;
@@ -110,8 +113,26 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 
 	task = (struct task_struct *)bpf_get_current_task();
-	/* Context first: --label drops a sample before the stack walks. */
-	if (!read_context(st, task, pid, &s->hdr, s->ctx, filter_label)) {
+	cfg = bpf_map_lookup_elem(&proc_cfg, &pid);
+	/* Tag and context first: --tag and --label drop a sample before the
+	 * stack walks. Only a process that declared tags gets them read. */
+	s->hdr.tag = 0;
+	s->hdr.tag_valid = 0;
+	if (cfg && cfg->tag_reg && BPF_CORE_READ(task, mm)) {
+		if (read_tag(ctx, cfg->tag_reg, &s->hdr.tag)) {
+			s->hdr.tag_valid = 1;
+			st->tag_read++;
+		} else {
+			st->tag_unreadable++;
+		}
+	}
+	if (filter_tag && (!s->hdr.tag_valid ||
+			   (s->hdr.tag & cfg->tag_filter_mask) !=
+				   cfg->tag_filter_value)) {
+		st->tag_filtered++;
+		return 0;
+	}
+	if (!read_context(st, task, cfg, &s->hdr, s->ctx, filter_label)) {
 		st->label_filtered++;
 		return 0;
 	}
@@ -122,7 +143,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.time_ns = bpf_ktime_get_ns();
 	s->hdr.period = ctx->sample_period;
 	s->hdr.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
-	s->hdr.pad = 0;
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 
 	pad = (s->hdr.ctx_size + 7) & ~7u;

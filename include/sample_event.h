@@ -33,11 +33,12 @@ struct tp_sample {
 	char comm[TP_COMM_LEN];
 	__u16 user_depth;
 	__u16 kern_depth;
-	__u16 ctx_size;		/* bytes of context blob after the frames */
+	__u16 ctx_size;		/* bytes of context blob after the header */
 	__u8 ctx_kind;		/* enum tp_ctx_kind */
-	__u8 pad;
+	__u8 tag_valid;		/* tag holds the declared register's value */
+	__u64 tag;
 };
-_Static_assert(sizeof(struct tp_sample) == 64, "tp_sample layout");
+_Static_assert(sizeof(struct tp_sample) == 72, "tp_sample layout");
 
 /* Process lifecycle events, so the agent drops stale maps at once. */
 struct tp_task_event {
@@ -93,9 +94,23 @@ struct tp_proc_cfg {
 	char filter_val[TP_FILTER_VAL_MAX];
 	char filter_key[TP_CL_KEY_MAX];	/* custom labels name keys by string */
 	__u32 filter_key_len;
-	__u32 pad;
+	/* Register tags: which register (enum tp_tag_reg, 0 = none declared)
+	 * and the --tag filter: keep samples where (tag & mask) == value. */
+	__u32 tag_reg;
+	__u64 tag_filter_mask;
+	__u64 tag_filter_value;
 };
 #define TP_FILTER_NO_KEY 0xffffffffu
+
+/* Registers a tag may live in: callee-saved ones the BPF side can read
+ * from the sample (user mode) or the saved user registers (kernel mode). */
+enum tp_tag_reg {
+	TP_TAG_NONE = 0,
+	/* x86-64 */
+	TP_TAG_RBX = 1, TP_TAG_R12, TP_TAG_R13, TP_TAG_R14, TP_TAG_R15,
+	/* arm64: x19..x28 */
+	TP_TAG_X19 = 16, TP_TAG_X28 = TP_TAG_X19 + 9,
+};
 
 /* What a sample's context blob holds (tp_sample.ctx_kind). */
 enum tp_ctx_kind {
@@ -118,7 +133,10 @@ struct tp_stats {
 	__u64 ctx_torn;		/* record changed while it was being read */
 	__u64 ctx_read;		/* samples that carry a context */
 	__u64 label_filtered;	/* dropped by --label */
+	__u64 tag_read;		/* samples that carry a register tag */
+	__u64 tag_unreadable;	/* saved user registers unreadable */
+	__u64 tag_filtered;	/* dropped by --tag */
 };
-_Static_assert(sizeof(struct tp_stats) == 96, "tp_stats layout");
+_Static_assert(sizeof(struct tp_stats) == 120, "tp_stats layout");
 
 #endif

@@ -43,6 +43,7 @@ struct record_opts {
 	const char *cgroup;
 	bool idle;
 	char *label_key, *label_val;	/* --label KEY=VALUE */
+	char *tag_field, *tag_name;	/* --tag FIELD=NAME */
 	int verbose;
 	char **command;		/* after --, or NULL */
 };
@@ -69,7 +70,7 @@ void record_usage(FILE *out)
 	fprintf(out,
 "usage: tagprof record [-a] [-p PID[,PID...]] [-e EVENT] [-F HZ | -c PERIOD]\n"
 "                      [-d SECONDS] [-o FILE] [-v] [--cgroup PATH] [--idle]\n"
-"                      [--label KEY=VALUE]\n"
+"                      [--label KEY=VALUE] [--tag FIELD=NAME]\n"
 "                      [-- COMMAND [ARGS...]]\n"
 "\n"
 "Samples CPUs with BPF and writes a gzipped pprof with symbolized user and\n"
@@ -81,12 +82,14 @@ void record_usage(FILE *out)
 "      --idle            also keep samples of the idle task (pid 0)\n"
 "      --label KEY=VALUE only samples whose thread has this label attached\n"
 "                        (filtered in the kernel; -F defaults to 999 then)\n"
+"      --tag FIELD=NAME  only samples whose register tag has FIELD set to NAME\n"
+"                        (a dictionary name or a number; in the kernel, 999 Hz)\n"
 "  -e, --event EVENT     auto (default): precise cycles if the CPU can sample\n"
 "                        them, else cpu-clock; or cpu-clock, cycles,\n"
 "                        instructions, ref-cycles, or a libpfm4 event name such\n"
 "                        as INST_RETIRED.PREC_DIST; :p, :pp, :ppp ask for PEBS\n"
 "  -F, --freq HZ         samples per second per CPU (default %d, or %d\n"
-"                        with --label)\n"
+"                        with --label or --tag)\n"
 "  -c, --count PERIOD    one sample every PERIOD events (ns for cpu-clock)\n"
 "  -d, --duration SECS   stop after SECS seconds (default %d; with COMMAND,\n"
 "                        when the command exits); Ctrl-C stops early and\n"
@@ -185,29 +188,31 @@ static int parse_pids(struct record_opts *o, const char *arg)
 	return ret;
 }
 
-/* --label KEY=VALUE; VALUE may contain '=' and be empty. */
-static int parse_label(struct record_opts *o, const char *arg)
+/* --label KEY=VALUE or --tag FIELD=NAME, given once: a key of 1 to 255
+ * bytes, '=', a value of at most max_val bytes (may contain '='). */
+static int parse_pair(const char *opt, const char *form, const char *arg,
+		      size_t max_val, char **key, char **val)
 {
 	const char *eq = strchr(arg, '=');
 	size_t klen = eq ? (size_t)(eq - arg) : 0;
 
-	if (o->label_key) {
-		fprintf(stderr, "tagprof: give --label once\n");
+	if (*key) {
+		fprintf(stderr, "tagprof: give %s once\n", opt);
 		return -EINVAL;
 	}
 	if (!eq || klen == 0 || klen > 255) {
-		fprintf(stderr, "tagprof: --label wants KEY=VALUE with a key of 1 to 255 bytes, not '%s'\n",
-			arg);
+		fprintf(stderr, "tagprof: %s wants %s with a key of 1 to 255 bytes, not '%s'\n",
+			opt, form, arg);
 		return -EINVAL;
 	}
-	if (strlen(eq + 1) > TP_FILTER_VAL_MAX) {
-		fprintf(stderr, "tagprof: --label value longer than %d bytes\n",
-			TP_FILTER_VAL_MAX);
+	if (strlen(eq + 1) > max_val) {
+		fprintf(stderr, "tagprof: %s value longer than %zu bytes\n", opt,
+			max_val);
 		return -EINVAL;
 	}
-	o->label_key = strndup(arg, klen);
-	o->label_val = strdup(eq + 1);
-	return o->label_key && o->label_val ? 0 : -ENOMEM;
+	*key = strndup(arg, klen);
+	*val = strdup(eq + 1);
+	return *key && *val ? 0 : -ENOMEM;
 }
 
 /* Returns 0, or 2 for a usage error (already reported). */
@@ -225,6 +230,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "idle", no_argument, NULL, 'I' },
 		{ "label", required_argument, NULL, 'L' },
+		{ "tag", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -284,7 +290,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->idle = true;
 			break;
 		case 'L':
-			if (parse_label(o, optarg))
+			if (parse_pair("--label", "KEY=VALUE", optarg, TP_FILTER_VAL_MAX,
+				       &o->label_key, &o->label_val))
+				return 2;
+			break;
+		case 'T':
+			if (parse_pair("--tag", "FIELD=NAME", optarg, 255,
+				       &o->tag_field, &o->tag_name))
 				return 2;
 			break;
 		case 'h':
@@ -366,9 +378,10 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 	labels[nl++] = (struct pprof_label){ .key = "tid", .num = s->tid };
 	labels[nl++] = (struct pprof_label){ .key = "cpu", .num = s->cpu,
 					     .num_unit = "cpu" };
-	nl += threadctx__labels(c->tc, s->pid, s->ctx_kind, blob, s->ctx_size,
-				labels + nl, MAX_LABELS - nl, strs,
-				sizeof(strs));
+	nl += threadctx__labels(c->tc, &(struct threadctx_sample){
+		.pid = s->pid, .kind = s->ctx_kind, .blob = blob,
+		.size = s->ctx_size, .tag_valid = s->tag_valid, .tag = s->tag },
+		labels + nl, MAX_LABELS - nl, strs, sizeof(strs));
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
 	pprof__add_sample(c->pp, locs, n, values, labels, nl);
@@ -548,6 +561,14 @@ static void add_context_comment(struct capture *c, const struct tp_stats *st)
 		 ts->truncated, ts->locate_failed,
 		 (unsigned long long)st->label_filtered);
 	pprof__add_comment(c->pp, buf);
+	snprintf(buf, sizeof(buf),
+		 "register tags: %llu samples with a tag, %" PRIu64 " processes "
+		 "declared tags; %llu saved registers unreadable, %" PRIu64
+		 " field values without a name; %llu samples dropped by --tag",
+		 (unsigned long long)st->tag_read, ts->tag_procs,
+		 (unsigned long long)st->tag_unreadable, ts->tag_unnamed,
+		 (unsigned long long)st->tag_filtered);
+	pprof__add_comment(c->pp, buf);
 }
 
 static void add_comments(struct capture *c, const struct tp_stats *st,
@@ -620,7 +641,7 @@ static void print_context_summary(const struct capture *c,
 				   st->ctx_oversize + st->ctx_torn;
 
 	if (!st->ctx_read && !fails && !ts->procs_found)
-		return;
+		return;	/* (tags are reported below, with the context) */
 	fprintf(stderr, "tagprof: thread context: %llu samples labelled, %"
 		PRIu64 " processes; %llu TLS unreadable, %llu record "
 		"unreadable, %llu invalid, %llu oversize, %llu torn, %" PRIu64
@@ -634,6 +655,14 @@ static void print_context_summary(const struct capture *c,
 		fprintf(stderr, "tagprof: --label %s=%s dropped %llu samples\n",
 			c->o->label_key, c->o->label_val,
 			(unsigned long long)st->label_filtered);
+	if (st->tag_read || ts->tag_procs)
+		fprintf(stderr, "tagprof: register tags: %llu samples tagged, %"
+			PRIu64 " processes\n", (unsigned long long)st->tag_read,
+			ts->tag_procs);
+	if (c->o->tag_field)
+		fprintf(stderr, "tagprof: --tag %s=%s dropped %llu samples\n",
+			c->o->tag_field, c->o->tag_name,
+			(unsigned long long)st->tag_filtered);
 }
 
 static void print_summary(const struct capture *c, const struct tp_stats *st,
@@ -670,7 +699,8 @@ static int capture_init(struct capture *c, struct record_opts *o)
 {
 	c->o = o;
 	if (!o->freq && !o->period)
-		o->freq = o->label_key ? LABEL_FREQ : DEFAULT_FREQ;
+		o->freq = o->label_key || o->tag_field ? LABEL_FREQ :
+							 DEFAULT_FREQ;
 	if (!o->seconds && !o->command)
 		o->seconds = DEFAULT_SECONDS;
 	c->ks = kallsyms__load(NULL);
@@ -680,7 +710,9 @@ static int capture_init(struct capture *c, struct record_opts *o)
 	c->procs = procs__new();
 	c->sym = symbolizer__new(c->procs, c->ks);
 	c->pp = new_pprof(c);
-	c->tc = threadctx__new(o->label_key, o->label_val);
+	c->tc = threadctx__new(&(struct threadctx_filters){
+		.label_key = o->label_key, .label_val = o->label_val,
+		.tag_field = o->tag_field, .tag_name = o->tag_name });
 	if (!c->procs || !c->sym || !c->pp || !c->tc) {
 		fprintf(stderr, "tagprof: out of memory\n");
 		return 1;
@@ -731,6 +763,7 @@ static int run(struct record_opts *o)
 	so.cgroup = o->cgroup;
 	so.include_idle = o->idle;
 	so.filter_label = o->label_key != NULL;
+	so.filter_tag = o->tag_field != NULL;
 	so.verbose = o->verbose;
 
 	install_signals();
@@ -742,7 +775,7 @@ static int run(struct record_opts *o)
 	threadctx__attach(c.tc, s);
 	/* The in-kernel --label filter drops samples of processes it has no
 	 * settings for: configure every running process up front. */
-	if (o->label_key)
+	if (o->label_key || o->tag_field)
 		threadctx__scan_all(c.tc);
 	c.start_real_ns = clock_ns(CLOCK_REALTIME);
 	c.start_mono_ns = clock_ns(CLOCK_MONOTONIC);

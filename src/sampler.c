@@ -73,10 +73,27 @@ static int online_cpus(bool *online, int max)
 	return 0;
 }
 
+/* Callee-saved registers a tag may live in (enum tp_tag_reg). */
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#define TAG_REGS_MASK ((1ull << PERF_REG_X86_BX) | (1ull << PERF_REG_X86_R12) | \
+		       (1ull << PERF_REG_X86_R13) | (1ull << PERF_REG_X86_R14) | \
+		       (1ull << PERF_REG_X86_R15))
+#endif
+
 static void make_attr(const struct sampler_opts *o, struct perf_event_attr *a)
 {
 	*a = o->event.attr;
 	a->size = sizeof(*a);
+#ifdef TAG_REGS_MASK
+	/* With PEBS, asking for the interrupted registers makes the kernel
+	 * fill the sample's registers from the PEBS record, so the tag read
+	 * by BPF is the one at the precise instruction. */
+	if (a->precise_ip) {
+		a->sample_type |= PERF_SAMPLE_REGS_INTR;
+		a->sample_regs_intr = TAG_REGS_MASK;
+	}
+#endif
 	if (o->use_period) {
 		a->sample_period = o->period;
 	} else {
@@ -185,6 +202,7 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err,
 	s->skel->rodata->filter_cgroup = o->cgroup != NULL;
 	s->skel->rodata->include_idle = o->include_idle;
 	s->skel->rodata->filter_label = o->filter_label;
+	s->skel->rodata->filter_tag = o->filter_tag;
 
 	ret = sample_bpf__load(s->skel);
 	if (ret) {

@@ -21,6 +21,7 @@ struct sampler_opts {
 	const char *cgroup;	/* cgroup v2 directory, or NULL */
 	bool include_idle;
 	bool filter_label;	/* --label: drop samples whose context doesn't match */
+	bool filter_tag;	/* --tag: drop samples whose tag doesn't match */
 	int verbose;		/* >0: libbpf messages, verifier log */
 };
 

@@ -2,6 +2,7 @@
 /* Per-process thread-context discovery and label decoding. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "procctx.h"
 #include "sample_event.h"
 #include "sampler.h"
+#include "tags.h"
 #include "threadctx.h"
 #include "tlsloc.h"
 #include "utf8.h"
@@ -29,7 +31,7 @@
 #define RECHECK_FIRST_NS (500 * MS)	/* no symbol: look again later... */
 #define RECHECK_MAX_NS (32000 * MS)	/* ...backing off up to this */
 #define REFRESH_NS (100 * MS)		/* key map re-reads, per process */
-#define FILTER_REFRESH_NS (500 * MS)
+#define CTX_POLL_NS (1000 * MS)		/* process context changed? */
 
 struct pctx {
 	uint32_t pid;
@@ -41,12 +43,14 @@ struct pctx {
 	uint64_t refreshed_ns;	/* last key-map re-read */
 	struct tp_proc_cfg cfg;
 	struct procctx ctx;
+	struct tags tags;
 };
 
 struct threadctx {
 	struct hashmap *procs;	/* pid -> struct pctx * */
 	struct sampler *sampler;
-	char *filter_key, *filter_val;
+	char *filter_key, *filter_val;		/* --label */
+	char *tag_field, *tag_name;		/* --tag */
 	struct threadctx_stats stats;
 };
 
@@ -58,19 +62,26 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-struct threadctx *threadctx__new(const char *filter_key,
-				 const char *filter_val)
+/* strdup that keeps NULL as NULL; false on ENOMEM. */
+static bool dup_opt(char **dst, const char *src)
+{
+	*dst = src ? strdup(src) : NULL;
+	return !src || *dst;
+}
+
+struct threadctx *threadctx__new(const struct threadctx_filters *f)
 {
 	struct threadctx *t = calloc(1, sizeof(*t));
+	bool ok;
 
 	if (!t)
 		return NULL;
 	t->procs = hashmap__new(0);
-	if (filter_key) {
-		t->filter_key = strdup(filter_key);
-		t->filter_val = strdup(filter_val ? filter_val : "");
-	}
-	if (!t->procs || (filter_key && (!t->filter_key || !t->filter_val))) {
+	ok = t->procs && dup_opt(&t->filter_key, f->label_key) &&
+	     dup_opt(&t->filter_val, f->label_val) &&
+	     dup_opt(&t->tag_field, f->tag_field) &&
+	     dup_opt(&t->tag_name, f->tag_name);
+	if (!ok) {
 		threadctx__free(t);
 		return NULL;
 	}
@@ -87,6 +98,7 @@ static void pctx_free(struct pctx *p)
 	if (!p)
 		return;
 	procctx__clear(&p->ctx);
+	tags__clear(&p->tags);
 	free(p);
 }
 
@@ -102,6 +114,8 @@ void threadctx__free(struct threadctx *t)
 	hashmap__free(t->procs);
 	free(t->filter_key);
 	free(t->filter_val);
+	free(t->tag_field);
+	free(t->tag_name);
 	free(t);
 }
 
@@ -147,10 +161,28 @@ static uint32_t filter_key_idx(const struct threadctx *t, const struct pctx *p)
 	return TP_FILTER_NO_KEY;
 }
 
+/* Tag register and --tag filter; a filter that cannot be resolved yet
+ * (name not registered) is set to match nothing. */
+static void fill_tags(const struct threadctx *t, struct pctx *p)
+{
+	struct tp_proc_cfg *c = &p->cfg;
+	uint64_t mask = 0, value = 0;
+
+	if (t->tag_field &&
+	    !tags__filter(&p->tags, t->tag_field, t->tag_name, &mask, &value)) {
+		mask = 0;
+		value = 1;	/* (tag & 0) != 1: never */
+	}
+	c->tag_reg = p->tags.reg;
+	c->tag_filter_mask = mask;
+	c->tag_filter_value = value;
+}
+
 static void fill_filter(const struct threadctx *t, struct pctx *p)
 {
 	struct tp_proc_cfg *c = &p->cfg;
 
+	fill_tags(t, p);
 	if (!t->filter_key)
 		return;
 	c->filter_key_idx = filter_key_idx(t, p);
@@ -167,6 +199,15 @@ static void publish(struct threadctx *t, struct pctx *p)
 	fill_filter(t, p);
 	if (t->sampler && !sampler__set_proc_cfg(t->sampler, p->pid, &p->cfg))
 		p->found = true;
+}
+
+static void load_tags(struct threadctx *t, struct pctx *p)
+{
+	bool had = p->tags.reg;
+
+	tags__load(&p->tags, &p->ctx);
+	if (p->tags.reg && !had)
+		t->stats.tag_procs++;
 }
 
 /* custom-labels v1 is only read when the process says it speaks v1. */
@@ -190,9 +231,10 @@ static void discover(struct threadctx *t, struct pctx *p)
 		memset(&p->cfg.custom, 0, sizeof(p->cfg.custom));
 		r2 = -ENOENT;
 	}
-	if (r1 == 0)
-		procctx__read(p->pid, &p->ctx);
-	if (r1 == 0 || r2 == 0) {
+	/* Tags need no TLS symbol: their declaration is in the context. */
+	if (procctx__read(p->pid, &p->ctx) == 0)
+		load_tags(t, p);
+	if (r1 == 0 || r2 == 0 || p->tags.reg) {
 		publish(t, p);
 		if (!p->counted) {
 			t->stats.procs_found++;
@@ -253,18 +295,25 @@ void threadctx__on_exit(struct threadctx *t, uint32_t pid)
 	drop(t, pid);
 }
 
-/* With --label, a key registered after discovery must reach the filter:
- * re-read the process context now and then until the key is known. */
-static void refresh_filter(struct threadctx *t, struct pctx *p, uint64_t now)
+/* A process context changes when keys, tags or names are added: poll its
+ * 32-byte header now and then (published_at tells), and apply what changed:
+ * a tag declaration, or a --label/--tag filter that can now be resolved. */
+static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 {
-	if (!t->filter_key || !p->found || !p->cfg.otel.kind ||
-	    p->cfg.filter_key_idx != TP_FILTER_NO_KEY ||
-	    now - p->refreshed_ns < FILTER_REFRESH_NS)
+	if (!p->ctx.header_addr || now - p->refreshed_ns < CTX_POLL_NS)
 		return;
 	p->refreshed_ns = now;
-	if (procctx__read(p->pid, &p->ctx) == 0 &&
-	    filter_key_idx(t, p) != TP_FILTER_NO_KEY)
-		publish(t, p);
+	if (procctx__read(p->pid, &p->ctx) != 0)
+		return;
+	t->stats.ctx_refreshes++;
+	load_tags(t, p);
+	if (!p->found && !p->tags.reg)
+		return;
+	publish(t, p);
+	if (!p->counted) {
+		t->stats.procs_found++;
+		p->counted = true;
+	}
 }
 
 void threadctx__tick(struct threadctx *t)
@@ -277,7 +326,7 @@ void threadctx__tick(struct threadctx *t)
 		p = (struct pctx *)(uintptr_t)v;
 		if (p->due_ns && p->due_ns <= now)
 			discover(t, p);
-		refresh_filter(t, p, now);
+		poll_context(t, p, now);
 	}
 }
 
@@ -388,7 +437,8 @@ static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx)
 	if (now - p->refreshed_ns >= REFRESH_NS) {
 		p->refreshed_ns = now;
 		t->stats.key_refreshes++;
-		procctx__read(p->pid, &p->ctx);
+		if (procctx__read(p->pid, &p->ctx) == 0)
+			load_tags(t, p);
 		if (idx < p->ctx.nkeys)
 			return p->ctx.keys[idx];
 	}
@@ -469,18 +519,90 @@ static void decode_custom(struct threadctx *t, const uint8_t *blob,
 	}
 }
 
-size_t threadctx__labels(struct threadctx *t, uint32_t pid, unsigned kind,
-			 const uint8_t *blob, size_t size,
+/* A tag field's label name: the field, unless tagprof or the process's
+ * thread-label keys already use it (then "tag:<field>"), so the name is
+ * the same on every sample. */
+static const char *field_key(struct threadctx *t, struct pctx *p,
+			     struct out *o, const char *field)
+{
+	char tmp[80];
+	bool taken = builtin(field);
+
+	for (size_t i = 0; !taken && i < p->ctx.nkeys; i++)
+		taken = !strcmp(p->ctx.keys[i], field);
+	if (!taken)
+		return field;
+	snprintf(tmp, sizeof(tmp), "tag:%s", field);
+	return text(t, o, tmp, strlen(tmp));
+}
+
+/* The name of a tag field value, re-reading the dictionary once (rate
+ * limited) when the value has none: it may have just been registered. */
+static const char *tag_value_name(struct threadctx *t, struct pctx *p,
+				  size_t f, uint64_t v)
+{
+	const char *name = tags__name(&p->tags, f, v);
+	uint64_t now;
+
+	if (name)
+		return name;
+	now = now_ns();
+	if (now - p->refreshed_ns >= REFRESH_NS) {
+		p->refreshed_ns = now;
+		if (procctx__read(p->pid, &p->ctx) == 0) {
+			t->stats.ctx_refreshes++;
+			load_tags(t, p);
+			name = tags__name(&p->tags, f, v);
+		}
+	}
+	if (!name)
+		t->stats.tag_unnamed++;
+	return name;
+}
+
+/* One label per field that is set (or named for 0), named after the field,
+ * valued with its dictionary name or its decimal number; plus the raw
+ * value as the numeric label "tag". */
+static void decode_tag(struct threadctx *t, struct pctx *p, uint64_t tag,
+		       struct out *o)
+{
+	const char *name, *key;
+	char num[24];
+	uint64_t v;
+
+	if (!tag || !p->tags.reg)
+		return;
+	for (size_t f = 0; f < p->tags.nfields; f++) {
+		v = tags__field_value(&p->tags, f, tag);
+		name = v || tags__name(&p->tags, f, 0) ?
+			       tag_value_name(t, p, f, v) : NULL;
+		if (!v && !name)
+			continue;
+		key = field_key(t, p, o, p->tags.fields[f].name);
+		if (!name) {
+			snprintf(num, sizeof(num), "%" PRIu64, v);
+			name = num;
+		}
+		emit(o, key, text(t, o, name, strlen(name)));
+	}
+	if (o->n < o->max)
+		o->labels[o->n++] = (struct pprof_label){ .key = "tag",
+							  .num = (int64_t)tag };
+}
+
+size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
 			 struct pprof_label *out, size_t max, char *buf,
 			 size_t buflen)
 {
 	struct out o = { out, 0, max, buf, 0, buflen };
-	struct pctx *p = lookup(t, pid);
+	struct pctx *p = lookup(t, s->pid);
 
-	if (kind == TP_CTX_OTEL && p)
-		decode_otel(t, p, blob, size, &o);
-	else if (kind == TP_CTX_CUSTOM)
-		decode_custom(t, blob, size, &o);
+	if (s->kind == TP_CTX_OTEL && p)
+		decode_otel(t, p, s->blob, s->size, &o);
+	else if (s->kind == TP_CTX_CUSTOM)
+		decode_custom(t, s->blob, s->size, &o);
+	if (s->tag_valid && p)
+		decode_tag(t, p, s->tag, &o);
 	return o.n;
 }
 

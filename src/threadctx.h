@@ -5,6 +5,7 @@
 #ifndef TAGPROF_THREADCTX_H
 #define TAGPROF_THREADCTX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,14 +19,22 @@ struct threadctx_stats {
 	uint64_t truncated;	/* blobs that ended inside an attribute */
 	uint64_t key_refreshes;	/* process context re-read for a key */
 	uint64_t locate_failed;	/* symbol defined, location unresolvable */
+	uint64_t tag_procs;	/* processes that declared register tags */
+	uint64_t tag_unnamed;	/* tag field values without a name */
+	uint64_t ctx_refreshes;	/* process contexts re-read after a change */
 };
 
 struct threadctx;
 
-/* filter_key/filter_val: the --label filter, or NULL. The sampler is where
- * per-process settings go; it may be set later with threadctx__attach. */
-struct threadctx *threadctx__new(const char *filter_key,
-				 const char *filter_val);
+/* The --label and --tag filters; NULL members when not given. */
+struct threadctx_filters {
+	const char *label_key, *label_val;
+	const char *tag_field, *tag_name;
+};
+
+/* The sampler is where per-process settings go; it may be set later with
+ * threadctx__attach. */
+struct threadctx *threadctx__new(const struct threadctx_filters *f);
 void threadctx__attach(struct threadctx *t, struct sampler *s);
 void threadctx__free(struct threadctx *t);	/* accepts NULL */
 
@@ -44,10 +53,22 @@ void threadctx__tick(struct threadctx *t);
  * filter drops samples of processes not yet configured). */
 void threadctx__scan_all(struct threadctx *t);
 
-/* Appends the labels of a sample's context blob to out (at most max),
- * with their strings in buf. Returns the number appended. */
-size_t threadctx__labels(struct threadctx *t, uint32_t pid, unsigned kind,
-			 const uint8_t *blob, size_t size,
+/* What a sample carries for its thread. */
+struct threadctx_sample {
+	uint32_t pid;
+	unsigned kind;		/* enum tp_ctx_kind */
+	const uint8_t *blob;
+	size_t size;
+	bool tag_valid;
+	uint64_t tag;
+};
+
+/* Appends the labels of a sample's context and register tag to out (at
+ * most max), with their strings in buf. Returns the number appended.
+ * Names: tagprof's own labels win; an application key equal to one is
+ * reported as "label:<key>", and a tag field equal to either as
+ * "tag:<field>". */
+size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
 			 struct pprof_label *out, size_t max, char *buf,
 			 size_t buflen);
 

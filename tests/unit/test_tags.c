@@ -1,0 +1,122 @@
+/* Register tag declarations and dictionaries as the agent reads them from
+ * a process context: parsing, field values, names, --tag filters. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "procctx.h"
+#include "sample_event.h"
+#include "tags.h"
+
+static char *list_a[] = { "operator:16", "pipeline:16" };
+static char *names_a[] = { "operator:1=scan", "operator:2=join", "pipeline:2=probe",
+			   "operator:1=seqscan", "bogus", "nofield:1=x",
+			   "operator:70000=too_big" };
+
+static struct procctx_attr attrs[3];
+
+static void make_ctx(struct procctx *c, const char *reg, char **fields,
+		     size_t nf, char **names, size_t nn)
+{
+	memset(c, 0, sizeof(*c));
+	memset(attrs, 0, sizeof(attrs));
+	attrs[0].key = "tagprof.tag.register";
+	attrs[0].str = (char *)reg;
+	attrs[1].key = "tagprof.tag.fields";
+	attrs[1].list = fields;
+	attrs[1].nlist = nf;
+	attrs[2].key = "tagprof.tag.names";
+	attrs[2].list = names;
+	attrs[2].nlist = nn;
+	c->attrs = attrs;
+	c->nattrs = 3;
+}
+
+static void test_declaration(void)
+{
+	struct procctx c;
+	struct tags t = { 0 };
+
+	make_ctx(&c, "r15", list_a, 2, names_a, 7);
+	CHECK(tags__load(&t, &c) == 0);
+	CHECK(t.reg == TP_TAG_R15);
+	CHECK(t.nfields == 2);
+	CHECK(!strcmp(t.fields[0].name, "operator") && t.fields[0].shift == 0 &&
+	      t.fields[0].bits == 16);
+	CHECK(!strcmp(t.fields[1].name, "pipeline") && t.fields[1].shift == 16);
+	/* the later name for operator 1 wins; malformed entries are skipped */
+	CHECK(!strcmp(tags__name(&t, 0, 1), "seqscan"));
+	CHECK(!strcmp(tags__name(&t, 0, 2), "join"));
+	CHECK(!strcmp(tags__name(&t, 1, 2), "probe"));
+	CHECK(tags__name(&t, 0, 3) == NULL);
+	CHECK(tags__field_value(&t, 0, 0x00020001) == 1);
+	CHECK(tags__field_value(&t, 1, 0x00020001) == 2);
+	tags__clear(&t);
+}
+
+static void test_invalid_declarations(void)
+{
+	static char *too_wide[] = { "a:40", "b:25" };
+	static char *bad[] = { "nobits" };
+	static char *zero[] = { "a:0" };
+	static char *full[] = { "a:64" };
+	struct procctx c;
+	struct tags t = { 0 };
+
+	make_ctx(&c, "r15", too_wide, 2, NULL, 0);
+	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	make_ctx(&c, "r15", bad, 1, NULL, 0);
+	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	make_ctx(&c, "r15", zero, 1, NULL, 0);
+	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	make_ctx(&c, "rax", list_a, 2, NULL, 0);	/* not a tag register */
+	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	make_ctx(&c, "r12", full, 1, NULL, 0);
+	CHECK(tags__load(&t, &c) == 0 && t.reg == TP_TAG_R12);
+	CHECK(tags__field_value(&t, 0, ~0ull) == ~0ull);
+	tags__clear(&t);
+	memset(&c, 0, sizeof(c));			/* no declaration at all */
+	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+}
+
+static void test_filter(void)
+{
+	struct procctx c;
+	struct tags t = { 0 };
+	uint64_t mask, value;
+
+	make_ctx(&c, "r15", list_a, 2, names_a, 7);
+	CHECK(tags__load(&t, &c) == 0);
+	CHECK(tags__filter(&t, "operator", "join", &mask, &value));
+	CHECK(mask == 0xffff && value == 2);
+	CHECK(tags__filter(&t, "pipeline", "probe", &mask, &value));
+	CHECK(mask == 0xffff0000 && value == 0x20000);
+	CHECK(tags__filter(&t, "pipeline", "7", &mask, &value));	/* number */
+	CHECK(value == 7u << 16);
+	CHECK(!tags__filter(&t, "pipeline", "70000", &mask, &value));	/* too big */
+	CHECK(!tags__filter(&t, "operator", "nosuchname", &mask, &value));
+	CHECK(!tags__filter(&t, "nosuchfield", "1", &mask, &value));
+	CHECK(!tags__filter(&t, "operator", "", &mask, &value));
+	tags__clear(&t);
+}
+
+static void test_reg_index(void)
+{
+#if defined(__x86_64__)
+	CHECK(tags__reg_index("r15") == TP_TAG_R15);
+	CHECK(tags__reg_index("rbx") == TP_TAG_RBX);
+	CHECK(tags__reg_index("r11") == 0);
+	CHECK(tags__reg_index("r155") == 0);
+	CHECK(tags__reg_index("") == 0);
+#endif
+}
+
+int main(void)
+{
+	RUN(test_declaration);
+	RUN(test_invalid_declarations);
+	RUN(test_filter);
+	RUN(test_reg_index);
+	CHECK_EXIT();
+}
