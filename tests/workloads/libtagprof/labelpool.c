@@ -7,6 +7,9 @@
  * Built four ways (see the Makefile): libtagprof shared, static in a PIE,
  * static in a non-PIE executable, and (LABELPOOL_DLOPEN) dlopen()ed one
  * second after start, before which tasks run unlabelled.
+ * LABELPOOL_NOLABELS=1 in the environment runs the same tasks without ever
+ * building or attaching a set (for the dlopen build: without loading the
+ * library), as a baseline for benchmarks.
  * usage: labelpool SECONDS [PATH_TO_LIBTAGPROF_SO] */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -24,6 +27,7 @@ static const int cycle[10] = { 0, 1, 0, 2, 0, 1, 0, 2, 0, 1 };
 static tagprof_labels *sets[3];
 static volatile int ready;	/* sets built: label the tasks */
 static double secs, ipu;
+static int nolabels;
 
 /* The library's entry points: direct calls, or looked up after dlopen. */
 static tagprof_labels *(*labels_new)(void);
@@ -94,6 +98,8 @@ static int load_library(const char *path)
 
 static int build_sets(const char *path)
 {
+	if (nolabels)
+		return 0;
 	if (load_library(path) || process_init("labelpool"))
 		return -1;
 	for (int q = 0; q < 3; q++) {
@@ -138,6 +144,7 @@ int main(int argc, char **argv)
 	double start;
 
 	secs = argc > 1 ? atof(argv[1]) : 5;
+	nolabels = getenv("LABELPOOL_NOLABELS") != NULL;
 	ipu = calibrate();
 	start = now_s();
 #ifndef LABELPOOL_DLOPEN
