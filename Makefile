@@ -86,7 +86,17 @@ endif
 LIBTP_CFLAGS := -fPIC -fvisibility=hidden $(LIBTP_TLS)
 # What static users must add; tagprof.pc carries it in Libs.private.
 LIBTP_EXPORT := -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
-LIBTP        := $(BUILD)/libtagprof.so $(BUILD)/libtagprof.a $(BUILD)/tagprof.pc
+# Register tags: code that writes the tag register is built by GCC (clang
+# cannot reserve x86-64 registers) with these flags; tagprof-tags.pc says so.
+ifeq ($(ARCH),arm64)
+LIBTP_TAG_REG := x28
+else
+LIBTP_TAG_REG := r15
+endif
+LIBTP_TAG_CFLAGS := -ffixed-$(LIBTP_TAG_REG) -DTAGPROF_TAG_REG_RESERVED
+TAG_CC       ?= gcc
+LIBTP        := $(BUILD)/libtagprof.so $(BUILD)/libtagprof.a $(BUILD)/tagprof.pc \
+	$(BUILD)/tagprof-tags.pc
 
 .PHONY: libtagprof install-libtagprof libtagprof-prefix
 libtagprof: $(LIBTP)
@@ -120,13 +130,18 @@ $(BUILD)/tagprof.pc.prefix: libtagprof-prefix | $(BUILD)
 $(BUILD)/tagprof.pc: src/lib/tagprof.pc.in $(BUILD)/tagprof.pc.prefix
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $< > $@
 
+$(BUILD)/tagprof-tags.pc: src/lib/tagprof-tags.pc.in $(BUILD)/tagprof.pc.prefix
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+		-e 's|@TAG_REG@|$(LIBTP_TAG_REG)|g' $< > $@
+
 install-libtagprof: $(LIBTP)
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(BUILD)/$(LIBTP_REAL) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(LIBTP_REAL) $(DESTDIR)$(PREFIX)/lib/$(LIBTP_SONAME)
 	ln -sf $(LIBTP_SONAME) $(DESTDIR)$(PREFIX)/lib/libtagprof.so
 	install -m 0644 $(BUILD)/libtagprof.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 $(BUILD)/tagprof.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 0644 $(BUILD)/tagprof.pc $(BUILD)/tagprof-tags.pc \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 # The library's unit test links the .a as a static user would (with the
 # export flag), reads the .so's symbol table, and decodes the process
@@ -138,6 +153,17 @@ $(BUILD)/tests/test_libtagprof: tests/unit/test_libtagprof.c tests/unit/check.h 
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< \
 		$(BUILD)/obj/otel_process_ctx.pb-c.o $(BUILD)/libtagprof.a \
 		$(LIBTP_EXPORT) -lprotobuf-c -pthread -ldl
+
+# The register-tag test writes the tag register itself: GCC, with the
+# register reserved. It compiles small programs against include/ to check
+# that the header refuses tag writes without the reservation.
+$(BUILD)/tests/test_libtagprof_tags: tests/unit/test_libtagprof_tags.c tests/unit/check.h \
+		$(BUILD)/libtagprof.a $(BUILD)/obj/otel_process_ctx.pb-c.o | $(BUILD)/tests
+	$(TAG_CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) $(LIBTP_TAG_CFLAGS) \
+		-DTEST_INCLUDE_DIR=\"$(abspath include)\" -DTEST_TAG_CC=\"$(TAG_CC)\" \
+		-DTEST_CLANG=\"$(CLANG)\" -o $@ $< \
+		$(BUILD)/obj/otel_process_ctx.pb-c.o $(BUILD)/libtagprof.a \
+		$(LIBTP_EXPORT) -lprotobuf-c -pthread
 # ==== end of libtagprof ====
 
 # --- tests ---
@@ -176,7 +202,13 @@ $(BUILD)/workloads/labelpool_dlopen: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/worklo
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -DLABELPOOL_DLOPEN -o $@ $< \
 		-ldl -lpthread
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL)
+# Register tags (see tagops.c): GCC, the tag register reserved.
+TAGOPS := $(BUILD)/workloads/tagops
+$(TAGOPS): tests/workloads/libtagprof/tagops.c $(LIBTP) | $(BUILD)/workloads
+	$(TAG_CC) $(WORKLOAD_CFLAGS) $(LIBTP_TAG_CFLAGS) $(WARN) -Iinclude -o $@ $< \
+		-L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
+
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS)
 
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh

@@ -46,7 +46,7 @@ typedef struct tagprof_labels tagprof_labels;
 /* Publishes the process context with service.name = service_name (NULL:
  * the executable's name, also the default when this is never called).
  * Optional; may be called again to rename. 0 or -errno (-EINVAL for "",
- * -ENOMEM). */
+ * -ENOSPC when the context would pass 60 KiB, -ENOMEM). */
 TAGPROF_API int tagprof_process_init(const char *service_name);
 
 /* A new, empty, unsealed set (no attributes, zero trace ids, valid).
@@ -61,7 +61,10 @@ TAGPROF_API tagprof_labels *tagprof_labels_new(void);
  * Returns 0, or
  *	-EINVAL	l, key or value NULL; key empty; key or value over 255 bytes
  *	-EBUSY	the set has been attached (it is sealed for good)
- *	-ENOSPC	the record would pass 640 bytes, or the key map holds 256 keys
+ *	-ENOSPC	the record would pass 640 bytes, the key map holds 256 keys,
+ *		or the process context would pass 60 KiB (profilers take
+ *		64 KiB at most; the key names and the tag dictionary of
+ *		tagprof_tag_name() share that room)
  *	-ENOMEM	the process context could not be published
  * On error the set is unchanged. */
 TAGPROF_API int tagprof_labels_add(tagprof_labels *l, const char *key,
@@ -162,6 +165,186 @@ static inline const tagprof_labels *tagprof_attach(const tagprof_labels *l)
 	otel_thread_ctx_v1 = (void *)l;
 	return prev;
 }
+
+/* ==== Register tags ====
+ *
+ * A program reserves one general-purpose register for its whole life and
+ * keeps a tag in it; the profiler reads that register in every sample.
+ * Code writes a tag before calling shared code and restores the previous
+ * one afterwards:
+ *
+ *	uint64_t prev = tagprof_tag_swap(OP_JOIN);   // 2 instructions
+ *	shared_insert(...);
+ *	tagprof_tag_swap(prev);
+ *
+ * Several abstraction levels share the register as bit fields, declared
+ * least significant first, and a dictionary names field values:
+ *
+ *	static const char *const fields[] = { "operator:16", "pipeline:16" };
+ *	tagprof_tags_declare(TAGPROF_TAG_REG_NAME, fields, 2);
+ *	tagprof_tag_name("operator", 3, "HashJoin");
+ *
+ * A sample taken with the register holding 0x00020003 is labelled
+ * operator=HashJoin pipeline=2 (an unnamed value shows as its number).
+ *
+ * The register: r15 on x86-64, x28 on arm64. Another one may be chosen by
+ * defining TAGPROF_TAG_REG to its bare name (-DTAGPROF_TAG_REG=r14, not
+ * "r14") before including this header; the profiler can read r12-r15 and
+ * rbx on x86-64, x19-x28 on arm64, and tagprof_tags_declare() must name
+ * the same one (TAGPROF_TAG_REG_NAME is it, as a string).
+ *
+ * !!! tagprof_tag_swap() and tagprof_tag_get() exist only when the program
+ * !!! defines TAGPROF_TAG_REG_RESERVED, which promises that EVERY
+ * !!! translation unit of the program that may run while a tag is set is
+ * !!! compiled with -ffixed-<reg> (-ffixed-r15, -ffixed-x28): the program's
+ * !!! own files, and the libraries they call into, static or shared.
+ * !!! `pkg-config --cflags tagprof-tags` gives both flags. Code compiled
+ * !!! without the flag may use the register for its own values: the ABI
+ * !!! makes it save and restore it (the register is callee-saved), so your
+ * !!! tag is back once that code returns, but every sample taken WHILE it
+ * !!! runs reads the foreign value and is labelled with garbage, and a
+ * !!! callback it makes into your code finds that value in the register
+ * !!! (so read-modify-write tags there keep garbage bits). The C library,
+ * !!! built without the flag, is such code: samples in libc functions
+ * !!! called from tagged code carry no trustworthy tag.
+ * !!! The compiler cannot check the promise: GCC accepts any mix of
+ * !!! flags silently and has no macro for -ffixed-<reg>. Clang cannot
+ * !!! reserve x86-64 registers at all (it rejects -ffixed-r15): build
+ * !!! tagged code with GCC there; clang is fine on arm64 (-ffixed-x28).
+ * Without TAGPROF_TAG_REG_RESERVED, any use of the two functions is a
+ * compile-time error that says so; the rest of this header is unaffected.
+ *
+ * The register holds whatever the C runtime left in it when main() and
+ * each thread's start routine begin (on x86-64 glibc, a pointer): write
+ * the untagged value there first, tagprof_tag_swap(0), or the code before
+ * the first tag is labelled with garbage fields.
+ *
+ * The declaration and the dictionary are published in the OTEP 4719
+ * process context (extra attributes tagprof.tag.register, tagprof.tag.fields
+ * and tagprof.tag.names); a process that never calls tagprof_tags_declare()
+ * gets no tag labels, whatever its register holds. A fork child inherits
+ * the declaration but not the published context: one that keeps tagging
+ * republishes it with tagprof_process_init(). */
+
+#define TAGPROF__STR2(x)	#x
+#define TAGPROF__STR(x)		TAGPROF__STR2(x)
+
+#ifndef TAGPROF_TAG_REG
+#if defined(__x86_64__)
+#define TAGPROF_TAG_REG		r15
+#elif defined(__aarch64__)
+#define TAGPROF_TAG_REG		x28
+#endif
+#endif
+#ifdef TAGPROF_TAG_REG
+#define TAGPROF_TAG_REG_NAME	TAGPROF__STR(TAGPROF_TAG_REG)
+#endif
+
+/* Declares the tag register (reg: "r15", see above) and its bit fields,
+ * least significant first, each "name:bits": name 1..63 characters of
+ * [A-Za-z0-9_.], unique; bits 1..64 in decimal without leading zeros; at
+ * most 8 fields of at most 64 bits in all (bits above them are ignored).
+ * Publishes the declaration. May be called again: the new declaration
+ * replaces the old one and empties the dictionary.
+ * Returns 0, or
+ *	-EINVAL	reg NULL or not one the profiler can read on this machine;
+ *		fields NULL, nfields 0 or over 8, a field NULL or malformed,
+ *		a duplicate name, more than 64 bits in all
+ *	-ENOSPC	the process context would pass 60 KiB
+ *	-ENOMEM
+ * On error the previous declaration and dictionary stay. */
+TAGPROF_API int tagprof_tags_declare(const char *reg, const char *const fields[],
+				     size_t nfields);
+
+/* Names a value of a declared field (name: 1..255 bytes of UTF-8, any
+ * characters, copied). Entries
+ * are appended to the published dictionary: naming a value again with
+ * another name adds an entry that supersedes the earlier one for readers
+ * (naming it again with the same name changes nothing). Any thread, any
+ * time after tagprof_tags_declare(). Returns 0, or
+ *	-EINVAL	no declaration yet; field NULL or not declared; value does
+ *		not fit in the field's bits; name NULL, empty, over 255 bytes
+ *		or not UTF-8
+ *	-ENOSPC	the process context would pass 60 KiB (the dictionary and the
+ *		label key map share it; see tagprof_labels_add())
+ *	-ENOMEM */
+TAGPROF_API int tagprof_tag_name(const char *field, uint64_t value, const char *name);
+
+#if defined(TAGPROF_TAG_REG_RESERVED)
+
+#if defined(__clang__) && defined(__x86_64__)
+#error "clang cannot reserve x86-64 registers (-ffixed-r15 is GCC-only); build tagged code with GCC"
+#endif
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "tagprof register tags support x86-64 and arm64 only"
+#endif
+
+#define TAGPROF__TAG_REG_ASM	"%%" TAGPROF_TAG_REG_NAME
+#if defined(__aarch64__)
+#undef TAGPROF__TAG_REG_ASM
+#define TAGPROF__TAG_REG_ASM	TAGPROF_TAG_REG_NAME
+#endif
+
+/* Writes tag into the register and returns what it held: two register
+ * moves, no call, no memory access; async-signal-safe. The register is not
+ * listed as clobbered (the compiler never allocates it). The "memory"
+ * clobber is a compiler barrier only (no instruction): memory accesses
+ * and calls stay on their side of the swap, so their samples carry the
+ * right tag. */
+static inline uint64_t tagprof_tag_swap(uint64_t tag)
+{
+	uint64_t prev;
+
+#if defined(__x86_64__)
+	__asm__ volatile("mov " TAGPROF__TAG_REG_ASM ", %0\n\t"
+			 "mov %1, " TAGPROF__TAG_REG_ASM
+			 : "=&r"(prev) : "r"(tag) : "memory");
+#else
+	__asm__ volatile("mov %0, " TAGPROF__TAG_REG_ASM "\n\t"
+			 "mov " TAGPROF__TAG_REG_ASM ", %1"
+			 : "=&r"(prev) : "r"(tag) : "memory");
+#endif
+	return prev;
+}
+
+/* The register's current value: one move. */
+static inline uint64_t tagprof_tag_get(void)
+{
+	uint64_t v;
+
+#if defined(__x86_64__)
+	__asm__ volatile("mov " TAGPROF__TAG_REG_ASM ", %0" : "=r"(v));
+#else
+	__asm__ volatile("mov %0, " TAGPROF__TAG_REG_ASM : "=r"(v));
+#endif
+	return v;
+}
+
+#else /* !TAGPROF_TAG_REG_RESERVED */
+
+/* Declared only, so that any use fails to compile, with this message:
+ * "unavailable" (GCC 12+, clang) rejects every use; older GCC's "error"
+ * rejects every call that survives optimization. */
+#ifdef TAGPROF_TAG_REG_NAME
+#define TAGPROF__TAG_MSG(fn)	fn " needs the whole program built with -ffixed-" \
+	TAGPROF_TAG_REG_NAME " and -DTAGPROF_TAG_REG_RESERVED (see tagprof.h)"
+#else
+#define TAGPROF__TAG_MSG(fn)	fn " needs the whole program built with -ffixed-<reg>" \
+	" and -DTAGPROF_TAG_REG_RESERVED; x86-64 and arm64 only (see tagprof.h)"
+#endif
+#if defined(__has_attribute)
+#if __has_attribute(unavailable)
+#define TAGPROF__TAG_UNAVAILABLE(fn)	__attribute__((unavailable(TAGPROF__TAG_MSG(fn))))
+#endif
+#endif
+#ifndef TAGPROF__TAG_UNAVAILABLE
+#define TAGPROF__TAG_UNAVAILABLE(fn)	__attribute__((error(TAGPROF__TAG_MSG(fn))))
+#endif
+
+uint64_t tagprof_tag_swap(uint64_t tag) TAGPROF__TAG_UNAVAILABLE("tagprof_tag_swap");
+uint64_t tagprof_tag_get(void) TAGPROF__TAG_UNAVAILABLE("tagprof_tag_get");
+
+#endif /* TAGPROF_TAG_REG_RESERVED */
 
 #ifdef __cplusplus
 }

@@ -70,9 +70,32 @@ struct tagprof__attr {
 	};
 };
 
+/* The most payload a publish writes: profilers accept 64 KiB; a publish
+ * that would pass this fails with -ENOSPC and leaves the old context. */
+#define TAGPROF_CTX_PAYLOAD_MAX	(60 * 1024)
+
 /* The hook for more process attributes (tagprof.* keys): adds or replaces
  * an extra_attributes entry (copied) and republishes. 0 or -errno. */
 int tagprof__ctx_set_attr(const struct tagprof__attr *a);
+
+/* The same for n (1..8) entries with distinct keys, published at once:
+ * readers see all of them or none. Lock held. On error nothing changed. */
+int tagprof__ctx_set_attrs_locked(const struct tagprof__attr *a, size_t n);
+
+/* Appends a copy of s to the TAGPROF__VAL_STRINGS entry key and
+ * republishes. Lock held. -ENOENT (no such entry, or not STRINGS),
+ * -ENOSPC, -ENOMEM; on error nothing changed. */
+int tagprof__ctx_append_str_locked(const char *key, const char *s);
+
+/* The registry's entry for key, or NULL. Lock held; valid until the next
+ * change to the registry. */
+const struct tagprof__attr *tagprof__ctx_attr_locked(const char *key);
+
+/* ---- tags.c: register tags (tagprof_tags_declare, tagprof_tag_name) ---- */
+
+#define TAGPROF_TAG_ATTR_REGISTER	"tagprof.tag.register"
+#define TAGPROF_TAG_ATTR_FIELDS		"tagprof.tag.fields"
+#define TAGPROF_TAG_ATTR_NAMES		"tagprof.tag.names"
 
 /* ---- pbenc.c: hand-written protobuf encoding of ProcessContext ---- */
 

@@ -202,6 +202,10 @@ int tagprof__ctx_publish_locked(unsigned int nkeys)
 	err = encode_payload(nkeys, &payload, &size);
 	if (err)
 		return err;
+	if (size > TAGPROF_CTX_PAYLOAD_MAX) {
+		err = -ENOSPC;
+		goto fail;
+	}
 	/* A fork child (or a raw clone) has no mapping of its own. */
 	if (!ctx.hdr || ctx.pid != getpid()) {
 		err = map_create();
@@ -342,58 +346,136 @@ static bool attr_valid(const struct tagprof__attr *a)
 	return a->kind <= TAGPROF__VAL_STRINGS;
 }
 
-static ssize_t attr_find(const char *key)
+static ssize_t attr_find_in(const struct tagprof__attr *v, size_t n, const char *key)
 {
-	for (size_t i = 0; i < ctx.nextra; i++)
-		if (!strcmp(ctx.extra[i].key, key))
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].key, key))
 			return (ssize_t)i;
 	return -1;
 }
 
-/* Puts a into the registry (replacing its key's entry) and republishes;
- * on failure the registry is put back as it was and a is released. */
-static int attr_insert_locked(struct tagprof__attr *a)
+#define SET_ATTRS_MAX	8	/* entries one tagprof__ctx_set_attrs_locked() sets */
+
+/* Puts a[0..n) into the registry, each replacing its key's entry, and
+ * republishes. On success a[] holds what was replaced (or nothing), for
+ * the caller to release; on failure the registry is as it was and a[] is
+ * released. The keys must be distinct. */
+static int attrs_insert_locked(struct tagprof__attr *a, size_t n)
 {
-	ssize_t i = attr_find(a->key);
-	struct tagprof__attr displaced = { 0 }, *grown;
+	struct tagprof__attr *old = ctx.extra, *next;
+	size_t nold = ctx.nextra, nnext = nold;
+	size_t pos[SET_ATTRS_MAX];
 	int err;
 
-	if (i < 0) {
-		grown = realloc(ctx.extra, (ctx.nextra + 1) * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		ctx.extra = grown;
-		i = (ssize_t)ctx.nextra++;
-	} else {
-		displaced = ctx.extra[i];
+	next = malloc((nold + n) * sizeof(*next));
+	if (!next) {
+		for (size_t i = 0; i < n; i++)
+			attr_release(&a[i]);
+		return -ENOMEM;
 	}
-	ctx.extra[i] = *a;
+	if (nold)
+		memcpy(next, old, nold * sizeof(*next));
+	for (size_t i = 0; i < n; i++) {
+		struct tagprof__attr displaced = { 0 };
+		ssize_t j = attr_find_in(next, nold, a[i].key);
+
+		if (j < 0)
+			j = (ssize_t)nnext++;
+		else
+			displaced = next[j];
+		next[j] = a[i];
+		a[i] = displaced;
+		pos[i] = (size_t)j;
+	}
+	ctx.extra = next;
+	ctx.nextra = nnext;
 	err = tagprof__ctx_publish_locked(tagprof__nkeys_locked());
 	if (err) {
-		*a = ctx.extra[i];
-		if (displaced.key)
-			ctx.extra[i] = displaced;
-		else
-			ctx.nextra--;
+		/* The displaced entries are still old's; ours go. */
+		for (size_t i = 0; i < n; i++) {
+			attr_release(&next[pos[i]]);
+			memset(&a[i], 0, sizeof(a[i]));
+		}
+		ctx.extra = old;
+		ctx.nextra = nold;
+		free(next);
 		return err;
 	}
-	*a = displaced;		/* the caller frees what was replaced */
+	free(old);
 	return 0;
+}
+
+int tagprof__ctx_set_attrs_locked(const struct tagprof__attr *a, size_t n)
+{
+	struct tagprof__attr copy[SET_ATTRS_MAX];
+	size_t ncopied = 0;
+	int err = 0;
+
+	if (!n || n > SET_ATTRS_MAX || !a)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		if (!attr_valid(&a[i]))
+			return -EINVAL;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(a[i].key, a[j].key))
+				return -EINVAL;
+	}
+	for (; ncopied < n && !err; ncopied++)
+		err = attr_copy(&copy[ncopied], &a[ncopied]);
+	if (err) {	/* the failed one released itself */
+		for (size_t i = 0; i + 1 < ncopied; i++)
+			attr_release(&copy[i]);
+		return err;
+	}
+	err = attrs_insert_locked(copy, n);
+	for (size_t i = 0; i < n; i++)
+		attr_release(&copy[i]);
+	return err;
 }
 
 int tagprof__ctx_set_attr(const struct tagprof__attr *a)
 {
-	struct tagprof__attr copy;
 	int err;
 
-	if (!attr_valid(a))
-		return -EINVAL;
-	err = attr_copy(&copy, a);
-	if (err)
-		return err;
 	tagprof__lock();
-	err = attr_insert_locked(&copy);
+	err = tagprof__ctx_set_attrs_locked(a, 1);
 	tagprof__unlock();
-	attr_release(&copy);
+	return err;
+}
+
+const struct tagprof__attr *tagprof__ctx_attr_locked(const char *key)
+{
+	ssize_t i = attr_find_in(ctx.extra, ctx.nextra, key);
+
+	return i < 0 ? NULL : &ctx.extra[i];
+}
+
+/* The array only grows, so a failed publish just takes the string back
+ * (the larger allocation stays, harmlessly). */
+int tagprof__ctx_append_str_locked(const char *key, const char *s)
+{
+	ssize_t i = attr_find_in(ctx.extra, ctx.nextra, key);
+	struct tagprof__attr *a;
+	char **v, *copy;
+	int err;
+
+	if (i < 0 || ctx.extra[i].kind != TAGPROF__VAL_STRINGS)
+		return -ENOENT;
+	a = &ctx.extra[i];
+	copy = strdup(s);
+	if (!copy)
+		return -ENOMEM;
+	v = realloc((char **)a->strs.v, (a->strs.n + 1) * sizeof(*v));
+	if (!v) {
+		free(copy);
+		return -ENOMEM;
+	}
+	a->strs.v = (const char *const *)v;
+	v[a->strs.n++] = copy;
+	err = tagprof__ctx_publish_locked(tagprof__nkeys_locked());
+	if (err) {
+		a->strs.n--;
+		free(copy);
+	}
 	return err;
 }

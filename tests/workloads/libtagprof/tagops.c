@@ -1,0 +1,238 @@
+/* Register tags, for the end-to-end tests: a "query engine" whose
+ * operators tag the reserved register (r15 on x86-64, x28 on arm64) before
+ * calling shared code, with fields operator:16 (bits 0-15) and
+ * pipeline:16 (bits 16-31).
+ *
+ *	tagops shared SECONDS	operators scan (1) and join (2) both call
+ *				shared_insert(), scan with 3 units of work,
+ *				join with 1: shared_insert's samples split
+ *				75/25 between operator=scan and operator=join
+ *	tagops nested SECONDS	operator scan calls stage_outer(), which sets
+ *				pipeline=2 (keeping the operator bits) around
+ *				its call of stage_inner(): stage_outer samples
+ *				carry operator=scan and pipeline 0, stage_inner
+ *				samples operator=scan pipeline=2; each level
+ *				checks the value it restores (exit 3 if wrong)
+ *	tagops names SECONDS	operators 5 and 6, 1:1, through shared_insert;
+ *				5 is named "late_five" at half time, 6 never:
+ *				first half "5" and "6", then "late_five", "6"
+ *	tagops undeclared SECONDS  writes tags like shared but never declares
+ *				them: no tag labels
+ *
+ * Every mode publishes the process context as service "tagops". Silent on
+ * success; exit 1 on an API failure, 2 on bad usage, 3 on a bad restore.
+ *
+ * Built by GCC with -ffixed-r15 -DTAGPROF_TAG_REG_RESERVED (see the
+ * Makefile). GCC 12 drops leaf functions' frame pointers at -O2 whatever
+ * -mno-omit-leaf-frame-pointer says; KEEP_FRAME() makes it set one up, so
+ * the frame-pointer unwinder sees each spinning leaf's caller. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <tagprof/tagprof.h>
+
+#define OP_SCAN		1
+#define OP_JOIN		2
+#define OP_FIVE		5
+#define OP_SIX		6
+#define OP_MASK		0xffffULL
+#define PIPELINE(p)	((uint64_t)(p) << 16)
+
+#define UNIT_ITERS	20000	/* hash inserts in one unit: ~20-40 us */
+/* Not inlined, and not cloned either (GCC would make shared_insert.constprop
+ * copies for constant arguments): the profile shows these names. */
+#define SHARED		__attribute__((noipa))
+#define KEEP_FRAME()	__asm__ volatile("" : : "r"(__builtin_frame_address(0)))
+
+static uint64_t table[1 << 12];
+static uint64_t seed = 0x9e3779b97f4a7c15ULL;
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "tagops: %s: %s\n", what, strerror(-err));
+	exit(1);
+}
+
+/* The work itself, inlined into each function so that samples land there:
+ * a multiplicative hash and a table insert per iteration. */
+static inline __attribute__((always_inline)) void insert_spin(unsigned long n)
+{
+	uint64_t s = seed;
+
+	for (unsigned long i = 0; i < n; i++) {
+		uint64_t h = (s += 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
+
+		h ^= h >> 33;
+		table[h & (sizeof(table) / sizeof(table[0]) - 1)] += h;
+	}
+	seed = s;
+}
+
+/* Work per call varies uniformly over 0.5..1.5 of its mean: a fixed period
+ * would beat with the sampling period, and samplers with different phases
+ * would then see different shares. */
+static unsigned long jitter(unsigned long mean)
+{
+	static uint64_t x = 88172645463325252ull;
+
+	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+	return mean / 2 + x % (mean ? mean : 1);
+}
+
+/* The code every operator shares. */
+SHARED void shared_insert(unsigned int units)
+{
+	KEEP_FRAME();
+	insert_spin(jitter((unsigned long)units * UNIT_ITERS));
+}
+
+/* An operator: its tag is set for the call of the shared code only. */
+static __attribute__((noinline)) void run_op(uint64_t op, unsigned int units)
+{
+	uint64_t prev = tagprof_tag_swap(op);
+
+	shared_insert(units);
+	tagprof_tag_swap(prev);
+}
+
+static void declare(void)
+{
+	static const char *const fields[] = { "operator:16", "pipeline:16" };
+	int err = tagprof_tags_declare(TAGPROF_TAG_REG_NAME, fields, 2);
+
+	if (err)
+		die("tagprof_tags_declare", err);
+}
+
+static void name(uint64_t op, const char *s)
+{
+	int err = tagprof_tag_name("operator", op, s);
+
+	if (err)
+		die("tagprof_tag_name", err);
+}
+
+static void mode_shared(double secs, bool declared)
+{
+	double end = now_s() + secs;
+
+	if (declared) {
+		declare();
+		name(OP_SCAN, "scan");
+		name(OP_JOIN, "join");
+	}
+	while (now_s() < end) {
+		for (int k = 0; k < 50; k++) {
+			run_op(OP_SCAN, 3);
+			run_op(OP_JOIN, 1);
+		}
+	}
+}
+
+/* ---- nested ---- */
+
+/* A swap that ends a tagged call hands back the tag the callee left (got,
+ * which must be the one set for it) and leaves the one from before it. */
+static void check_restore(uint64_t got, uint64_t set, uint64_t before)
+{
+	uint64_t now = tagprof_tag_get();
+
+	if (got != set || now != before) {
+		fprintf(stderr, "tagops: got back %#llx (set %#llx), now %#llx (before %#llx)\n",
+			(unsigned long long)got, (unsigned long long)set,
+			(unsigned long long)now, (unsigned long long)before);
+		exit(3);
+	}
+}
+
+SHARED void stage_inner(void)
+{
+	KEEP_FRAME();
+	insert_spin(UNIT_ITERS);
+}
+
+/* Work of its own under the caller's tag, then pipeline 2 for the inner
+ * stage: operator bits kept, pipeline field replaced. */
+SHARED void stage_outer(void)
+{
+	uint64_t before = tagprof_tag_get(), tag = (before & OP_MASK) | PIPELINE(2), prev;
+
+	insert_spin(UNIT_ITERS);
+	prev = tagprof_tag_swap(tag);
+	stage_inner();
+	check_restore(tagprof_tag_swap(prev), tag, before);
+}
+
+static void mode_nested(double secs)
+{
+	double end = now_s() + secs;
+
+	declare();
+	name(OP_SCAN, "scan");
+	while (now_s() < end) {
+		for (int k = 0; k < 50; k++) {
+			uint64_t prev = tagprof_tag_swap(OP_SCAN);
+
+			stage_outer();
+			check_restore(tagprof_tag_swap(prev), OP_SCAN, prev);
+		}
+	}
+}
+
+/* ---- names ---- */
+
+static void mode_names(double secs)
+{
+	double start = now_s(), half = start + secs / 2, end = start + secs, t;
+	bool named = false;
+
+	declare();
+	while ((t = now_s()) < end) {
+		if (!named && t >= half) {
+			name(OP_FIVE, "late_five");
+			named = true;
+		}
+		for (int k = 0; k < 50; k++) {
+			run_op(OP_FIVE, 1);
+			run_op(OP_SIX, 1);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	double secs;
+	int err;
+
+	/* What the C runtime left in the register is no tag. */
+	tagprof_tag_swap(0);
+	if (argc != 3 || (secs = atof(argv[2])) <= 0) {
+		fprintf(stderr, "usage: tagops shared|nested|names|undeclared SECONDS\n");
+		return 2;
+	}
+	err = tagprof_process_init("tagops");
+	if (err)
+		die("tagprof_process_init", err);
+	if (!strcmp(argv[1], "shared"))
+		mode_shared(secs, true);
+	else if (!strcmp(argv[1], "nested"))
+		mode_nested(secs);
+	else if (!strcmp(argv[1], "names"))
+		mode_names(secs);
+	else if (!strcmp(argv[1], "undeclared"))
+		mode_shared(secs, false);
+	else
+		return 2;
+	return tagprof_tag_get() == 0 ? 0 : 3;
+}
