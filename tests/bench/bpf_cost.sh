@@ -2,10 +2,12 @@
 # BPF run time per sample of tagprof's sampler, with and without reading
 # thread context (labels) and register tags, on the same binaries so the
 # stacks are alike. Uses the kernel's BPF statistics (run_time_ns/run_cnt).
-# usage: tests/bench/bpf_cost.sh [SECONDS]   (root; after `make tests`)
+# Cases run in interleaved rounds; the median of the rounds is printed.
+# usage: tests/bench/bpf_cost.sh [SECONDS] [ROUNDS]  (root; after `make tests`)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SECS=${1:-6}
+ROUNDS=${2:-5}
 B=${BUILD:-build}
 T=$B/tagprof
 W=$B/workloads
@@ -54,15 +56,24 @@ measure() {
 	r=$(ns_per_sample "$before")
 	kill -INT $rec; wait $rec || true
 	wait $wl || true
-	printf "%-34s %8s ns/sample  (%s runs)\n" "$name" ${r% *} ${r#* }
+	echo "${r% *}" >> "$TMP/$name.ns"
 }
 
-echo "BPF run time per sample, $SECS s at 999 Hz per case ($(nproc) CPUs)"
-measure "labels: none (no libtagprof)" LABELPOOL_NOLABELS=1 -- \
-	$W/labelpool_dlopen $((SECS + 4)) $B/libtagprof.so
-measure "labels: read every sample" X=1 -- \
-	$W/labelpool_dlopen $((SECS + 4)) $B/libtagprof.so
-if [ -x $W/tagops ]; then
-	measure "tags: process declared none" X=1 -- $W/tagops undeclared $((SECS + 4))
-	measure "tags: read every sample" X=1 -- $W/tagops shared $((SECS + 4))
-fi
+median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "nan") }'; }
+
+echo "BPF run time per sample, $SECS s at 999 Hz per case, median of $ROUNDS interleaved rounds ($(nproc) CPUs)"
+cases=("labels: none (no libtagprof)" "labels: read every sample")
+[ -x $W/tagops ] && cases+=("tags: process declared none" "tags: read every sample")
+for r in $(seq "$ROUNDS"); do
+	measure "${cases[0]}" LABELPOOL_NOLABELS=1 -- \
+		$W/labelpool_dlopen $((SECS + 4)) $B/libtagprof.so
+	measure "${cases[1]}" X=1 -- $W/labelpool_dlopen $((SECS + 4)) $B/libtagprof.so
+	if [ -x $W/tagops ]; then
+		measure "${cases[2]}" X=1 -- $W/tagops undeclared $((SECS + 4))
+		measure "${cases[3]}" X=1 -- $W/tagops shared $((SECS + 4))
+	fi
+done
+for c in "${cases[@]}"; do
+	printf "%-34s %8s ns/sample   rounds: %s\n" "$c" "$(median "$TMP/$c.ns")" \
+		"$(tr '\n' ' ' < "$TMP/$c.ns")"
+done
