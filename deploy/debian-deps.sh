@@ -9,6 +9,9 @@ PKGS=(
   protobuf-c-compiler libprotobuf-c-dev
   golang-go          # go tool pprof: the real consumer of the output
   linux-perf bpftrace valgrind   # peers for benchmarks, callgrind counts
+  time               # GNU time: CPU and peak RSS of profilers in tests/bench
+  libcurl4-openssl-dev   # agent: push to Pyroscope-compatible servers
+  python3            # tests: a local HTTP server for the push test
   procps util-linux
 )
 
