@@ -148,6 +148,7 @@ install-libtagprof: $(LIBTP)
 # context with the agent's protobuf-c code (not the library's encoder).
 # This explicit rule overrides the generic pattern rule below.
 $(BUILD)/tests/test_libtagprof: tests/unit/test_libtagprof.c tests/unit/check.h \
+		tests/unit/ctx_snapshot.h \
 		$(BUILD)/libtagprof.a $(BUILD)/libtagprof.so \
 		$(BUILD)/obj/otel_process_ctx.pb-c.o | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< \
@@ -158,6 +159,7 @@ $(BUILD)/tests/test_libtagprof: tests/unit/test_libtagprof.c tests/unit/check.h 
 # register reserved. It compiles small programs against include/ to check
 # that the header refuses tag writes without the reservation.
 $(BUILD)/tests/test_libtagprof_tags: tests/unit/test_libtagprof_tags.c tests/unit/check.h \
+		tests/unit/ctx_snapshot.h \
 		$(BUILD)/libtagprof.a $(BUILD)/obj/otel_process_ctx.pb-c.o | $(BUILD)/tests
 	$(TAG_CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) $(LIBTP_TAG_CFLAGS) \
 		-DTEST_INCLUDE_DIR=\"$(abspath include)\" -DTEST_TAG_CC=\"$(TAG_CC)\" \

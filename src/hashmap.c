@@ -174,6 +174,18 @@ void hashmap__free(struct hashmap *m)
 	free(m);
 }
 
+void hashmap__free_values(struct hashmap *m, void (*free_value)(void *))
+{
+	size_t it = 0;
+	uint64_t v;
+
+	if (!m)
+		return;
+	while (hashmap__next(m, &it, NULL, NULL, &v))
+		free_value((void *)(uintptr_t)v);
+	hashmap__free(m);
+}
+
 size_t hashmap__size(const struct hashmap *m)
 {
 	return m->size;

@@ -28,6 +28,10 @@ uint64_t hashmap__hash(const void *key, size_t len);
 struct hashmap *hashmap__new(unsigned int flags);
 void hashmap__free(struct hashmap *m);          /* accepts NULL */
 
+/* For maps whose values are pointers: calls free_value on each value (as
+ * (void *)(uintptr_t)value), then frees the map. Accepts NULL. */
+void hashmap__free_values(struct hashmap *m, void (*free_value)(void *));
+
 size_t hashmap__size(const struct hashmap *m);   /* number of entries */
 
 /* Returns true and stores the value in *value (if value != NULL) when key

@@ -50,8 +50,10 @@ struct procs *procs__new(void)
 	return t;
 }
 
-static void binary_free(struct binary *b)
+static void binary_free(void *ptr)
 {
+	struct binary *b = ptr;
+
 	if (!b)
 		return;
 	elfsym__free(b->syms);
@@ -59,8 +61,10 @@ static void binary_free(struct binary *b)
 	free(b);
 }
 
-static void proc_free(struct proc *p)
+static void proc_free(void *ptr)
 {
+	struct proc *p = ptr;
+
 	if (!p)
 		return;
 	free(p->maps);
@@ -69,18 +73,10 @@ static void proc_free(struct proc *p)
 
 void procs__free(struct procs *t)
 {
-	size_t it = 0;
-	uint64_t v;
-
 	if (!t)
 		return;
-	while (t->by_pid && hashmap__next(t->by_pid, &it, NULL, NULL, &v))
-		proc_free((struct proc *)(uintptr_t)v);
-	it = 0;
-	while (t->binaries && hashmap__next(t->binaries, &it, NULL, NULL, &v))
-		binary_free((struct binary *)(uintptr_t)v);
-	hashmap__free(t->by_pid);
-	hashmap__free(t->binaries);
+	hashmap__free_values(t->by_pid, proc_free);
+	hashmap__free_values(t->binaries, binary_free);
 	free(t);
 }
 

@@ -37,12 +37,7 @@ unsigned tags__reg_index(const char *name)
 
 void tags__clear(struct tags *t)
 {
-	size_t it = 0;
-	uint64_t v;
-
-	while (t->names && hashmap__next(t->names, &it, NULL, NULL, &v))
-		free((char *)(uintptr_t)v);
-	hashmap__free(t->names);
+	hashmap__free_values(t->names, free);
 	memset(t, 0, sizeof(*t));
 }
 

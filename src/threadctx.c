@@ -93,8 +93,10 @@ void threadctx__attach(struct threadctx *t, struct sampler *s)
 	t->sampler = s;
 }
 
-static void pctx_free(struct pctx *p)
+static void pctx_free(void *ptr)
 {
+	struct pctx *p = ptr;
+
 	if (!p)
 		return;
 	procctx__clear(&p->ctx);
@@ -104,14 +106,9 @@ static void pctx_free(struct pctx *p)
 
 void threadctx__free(struct threadctx *t)
 {
-	size_t it = 0;
-	uint64_t v;
-
 	if (!t)
 		return;
-	while (t->procs && hashmap__next(t->procs, &it, NULL, NULL, &v))
-		pctx_free((struct pctx *)(uintptr_t)v);
-	hashmap__free(t->procs);
+	hashmap__free_values(t->procs, pctx_free);
 	free(t->filter_key);
 	free(t->filter_val);
 	free(t->tag_field);

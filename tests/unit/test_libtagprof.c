@@ -7,8 +7,8 @@
  * process-wide, so every case uses key names of its own. */
 #include "tagprof/tagprof.h"
 #include "lib/internal.h"
-#include "otel_process_ctx.pb-c.h"
 #include "check.h"
+#include "ctx_snapshot.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,7 +17,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,99 +46,11 @@ static int add_n(tagprof_labels *l, const char *key, char c, size_t n)
 
 /* ---- helpers: the process context, read as a profiler reads it ---- */
 
-struct ctx_snap {
-	uintptr_t addr;			/* of the header */
-	int nmaps;			/* mappings named OTEL_CTX */
-	char sig[8];
-	uint32_t version, payload_size;
-	uint64_t published_at, payload;
-	uint8_t *bytes;			/* payload copy, malloc'ed */
-	Tagprof__Otel__ProcessContext *pc;
-};
-
-static bool ctx_map_name(const char *line)
-{
-	return strstr(line, "[anon_shmem:OTEL_CTX]") || strstr(line, "[anon:OTEL_CTX]") ||
-	       strstr(line, "/memfd:OTEL_CTX (deleted)");
-}
-
-static int find_ctx_maps(uintptr_t *addr)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (ctx_map_name(line) && ++n == 1)
-			*addr = strtoull(line, NULL, 16);
-	}
-	fclose(f);
-	return n;
-}
-
-static int vm_read(void *dst, uint64_t src, size_t len)
-{
-	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)src, len };
-
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
-static void snap_free(struct ctx_snap *s)
-{
-	if (s->pc)
-		tagprof__otel__process_context__free_unpacked(s->pc, NULL);
-	free(s->bytes);
-	memset(s, 0, sizeof(*s));
-}
-
-/* 0 when exactly one mapping holds a published, decodable context. */
-static int snap_take(struct ctx_snap *s)
-{
-	uint8_t hdr[32];
-
-	memset(s, 0, sizeof(*s));
-	s->nmaps = find_ctx_maps(&s->addr);
-	if (s->nmaps != 1 || vm_read(hdr, s->addr, sizeof(hdr)))
-		return -1;
-	memcpy(s->sig, hdr, 8);
-	memcpy(&s->version, hdr + 8, 4);
-	memcpy(&s->payload_size, hdr + 12, 4);
-	memcpy(&s->published_at, hdr + 16, 8);
-	memcpy(&s->payload, hdr + 24, 8);
-	s->bytes = malloc(s->payload_size ? s->payload_size : 1);
-	if (!s->bytes || vm_read(s->bytes, s->payload, s->payload_size))
-		return -1;
-	s->pc = tagprof__otel__process_context__unpack(NULL, s->payload_size, s->bytes);
-	return s->pc ? 0 : -1;
-}
-
-static const Tagprof__Otel__AnyValue *kv_find(Tagprof__Otel__KeyValue **kv, size_t n,
-					     const char *key)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(kv[i]->key, key))
-			return kv[i]->value;
-	return NULL;
-}
-
 static const Tagprof__Otel__AnyValue *res_attr(const struct ctx_snap *s, const char *key)
 {
 	if (!s->pc->resource)
 		return NULL;
 	return kv_find(s->pc->resource->attributes, s->pc->resource->n_attributes, key);
-}
-
-static const Tagprof__Otel__AnyValue *extra_attr(const struct ctx_snap *s, const char *key)
-{
-	return kv_find(s->pc->extra_attributes, s->pc->n_extra_attributes, key);
-}
-
-static bool any_is_str(const Tagprof__Otel__AnyValue *v, const char *want)
-{
-	return v && v->value_case == TAGPROF__OTEL__ANY_VALUE__VALUE_STRING_VALUE &&
-	       !strcmp(v->string_value, want);
 }
 
 static const Tagprof__Otel__ArrayValue *key_map(const struct ctx_snap *s)

@@ -8,15 +8,14 @@
  * each starts by declaring what it needs; the context cases run in order. */
 #include "tagprof/tagprof.h"
 #include "lib/internal.h"
-#include "otel_process_ctx.pb-c.h"
 #include "check.h"
+#include "ctx_snapshot.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,84 +28,6 @@
 static const char *const two_fields[] = { "operator:16", "pipeline:16" };
 
 /* ---- the process context, read as a profiler reads it ---- */
-
-struct ctx_snap {
-	int nmaps;			/* mappings named OTEL_CTX */
-	uint32_t payload_size;
-	uint64_t published_at;
-	uint8_t *bytes;
-	Tagprof__Otel__ProcessContext *pc;
-};
-
-static int find_ctx_maps(uintptr_t *addr)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if ((strstr(line, "[anon:OTEL_CTX]") || strstr(line, "[anon_shmem:OTEL_CTX]") ||
-		     strstr(line, "/memfd:OTEL_CTX (deleted)")) && ++n == 1)
-			*addr = strtoull(line, NULL, 16);
-	}
-	fclose(f);
-	return n;
-}
-
-static int vm_read(void *dst, uint64_t src, size_t len)
-{
-	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)src, len };
-
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
-static void snap_free(struct ctx_snap *s)
-{
-	if (s->pc)
-		tagprof__otel__process_context__free_unpacked(s->pc, NULL);
-	free(s->bytes);
-	memset(s, 0, sizeof(*s));
-}
-
-/* 0 when exactly one mapping holds a published, decodable context. */
-static int snap_take(struct ctx_snap *s)
-{
-	uint8_t hdr[32];
-	uintptr_t addr = 0;
-	uint64_t payload, again;
-
-	memset(s, 0, sizeof(*s));
-	s->nmaps = find_ctx_maps(&addr);
-	if (s->nmaps != 1 || vm_read(hdr, addr, sizeof(hdr)) || memcmp(hdr, "OTEL_CTX", 8))
-		return -1;
-	memcpy(&s->payload_size, hdr + 12, 4);
-	memcpy(&s->published_at, hdr + 16, 8);
-	memcpy(&payload, hdr + 24, 8);
-	if (!s->published_at || !s->payload_size)
-		return -1;
-	s->bytes = malloc(s->payload_size);
-	if (!s->bytes || vm_read(s->bytes, payload, s->payload_size) ||
-	    vm_read(&again, addr + 16, 8) || again != s->published_at)
-		return -1;
-	s->pc = tagprof__otel__process_context__unpack(NULL, s->payload_size, s->bytes);
-	return s->pc ? 0 : -1;
-}
-
-static const Tagprof__Otel__AnyValue *extra_attr(const struct ctx_snap *s, const char *key)
-{
-	for (size_t i = 0; i < s->pc->n_extra_attributes; i++)
-		if (!strcmp(s->pc->extra_attributes[i]->key, key))
-			return s->pc->extra_attributes[i]->value;
-	return NULL;
-}
-
-static bool any_is_str(const Tagprof__Otel__AnyValue *v, const char *want)
-{
-	return v && v->value_case == TAGPROF__OTEL__ANY_VALUE__VALUE_STRING_VALUE &&
-	       !strcmp(v->string_value, want);
-}
 
 /* The attribute is an array_value of exactly these string_values. */
 static bool attr_is_strs(const struct ctx_snap *s, const char *key,
