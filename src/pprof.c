@@ -588,6 +588,17 @@ struct enc {
 	Perftools__Profiles__Label **labelp;
 };
 
+/* Which entries an encoding writes: NULL arrays mean all. Ids stay those
+ * of the builder, so a subset needs no renumbering. */
+struct sel {
+	uint8_t *sample, *loc, *fn, *map;
+};
+
+static bool keep(const uint8_t *set, size_t i)
+{
+	return !set || set[i];
+}
+
 static void enc_free(struct enc *e)
 {
 	free(e->strs);
@@ -648,16 +659,18 @@ static int fill_types(const struct pprof *p, struct enc *e,
 }
 
 static int fill_mappings(const struct pprof *p, struct enc *e,
-			 Perftools__Profiles__Profile *msg)
+			 Perftools__Profiles__Profile *msg, const struct sel *sel)
 {
-	size_t n = p->mappings.n, i;
+	size_t n = p->mappings.n, i, k = 0;
 
 	if (!alloc_pair(&e->maps, &e->mapp, n, sizeof(*e->maps)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct pp_mapping *r = p->mappings.recs[i];
-		Perftools__Profiles__Mapping *m = &e->maps[i];
+		Perftools__Profiles__Mapping *m = &e->maps[k];
 
+		if (!keep(sel->map, i))
+			continue;
 		perftools__profiles__mapping__init(m);
 		m->id = i + 1;
 		m->memory_start = r->start;
@@ -667,40 +680,42 @@ static int fill_mappings(const struct pprof *p, struct enc *e,
 		m->build_id = (int64_t)r->build_id;
 		/* Frames are symbolized already; pprof must not retry. */
 		m->has_functions = 1;
-		e->mapp[i] = m;
+		e->mapp[k++] = m;
 	}
-	msg->n_mapping = n;
+	msg->n_mapping = k;
 	msg->mapping = e->mapp;
 	return 0;
 }
 
 static int fill_functions(const struct pprof *p, struct enc *e,
-			  Perftools__Profiles__Profile *msg)
+			  Perftools__Profiles__Profile *msg, const struct sel *sel)
 {
-	size_t n = p->functions.n, i;
+	size_t n = p->functions.n, i, k = 0;
 
 	if (!alloc_pair(&e->funcs, &e->funcp, n, sizeof(*e->funcs)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct pp_function *r = p->functions.recs[i];
-		Perftools__Profiles__Function *f = &e->funcs[i];
+		Perftools__Profiles__Function *f = &e->funcs[k];
 
+		if (!keep(sel->fn, i))
+			continue;
 		perftools__profiles__function__init(f);
 		f->id = i + 1;
 		f->name = (int64_t)r->name;
 		f->system_name = (int64_t)r->system_name;
 		f->filename = (int64_t)r->filename;
-		e->funcp[i] = f;
+		e->funcp[k++] = f;
 	}
-	msg->n_function = n;
+	msg->n_function = k;
 	msg->function = e->funcp;
 	return 0;
 }
 
 static int fill_locations(const struct pprof *p, struct enc *e,
-			  Perftools__Profiles__Profile *msg)
+			  Perftools__Profiles__Profile *msg, const struct sel *sel)
 {
-	size_t n = p->locations.n, nlines = 0, i, j, li = 0;
+	size_t n = p->locations.n, nlines = 0, i, j, li = 0, k = 0;
 
 	for (i = 0; i < n; i++)
 		nlines += ((const uint64_t *)p->locations.recs[i])[2];
@@ -709,8 +724,10 @@ static int fill_locations(const struct pprof *p, struct enc *e,
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const uint64_t *r = p->locations.recs[i];
-		Perftools__Profiles__Location *l = &e->locs[i];
+		Perftools__Profiles__Location *l = &e->locs[k];
 
+		if (!keep(sel->loc, i))
+			continue;
 		perftools__profiles__location__init(l);
 		l->id = i + 1;
 		l->mapping_id = r[0];
@@ -725,9 +742,9 @@ static int fill_locations(const struct pprof *p, struct enc *e,
 			ln->line = (int64_t)r[LOC_HDR_WORDS + 2 * j + 1];
 			e->linep[li] = ln;
 		}
-		e->locp[i] = l;
+		e->locp[k++] = l;
 	}
-	msg->n_location = n;
+	msg->n_location = k;
 	msg->location = e->locp;
 	return 0;
 }
@@ -738,9 +755,9 @@ static size_t sample_nlabels(const uint64_t *r)
 }
 
 static int fill_samples(const struct pprof *p, struct enc *e,
-			Perftools__Profiles__Profile *msg)
+			Perftools__Profiles__Profile *msg, const struct sel *sel)
 {
-	size_t n = p->samples.n, nlabels = 0, i, j, li = 0;
+	size_t n = p->samples.n, nlabels = 0, i, j, li = 0, k = 0;
 
 	for (i = 0; i < n; i++)
 		nlabels += sample_nlabels(p->samples.recs[i]);
@@ -750,8 +767,10 @@ static int fill_samples(const struct pprof *p, struct enc *e,
 	for (i = 0; i < n; i++) {
 		const uint64_t *r = p->samples.recs[i];
 		const uint64_t *lw = r + 2 + r[0];
-		Perftools__Profiles__Sample *s = &e->samples[i];
+		Perftools__Profiles__Sample *s = &e->samples[k];
 
+		if (!keep(sel->sample, i))
+			continue;
 		perftools__profiles__sample__init(s);
 		/* protobuf-c only reads these during pack. */
 		s->n_location_id = r[0];
@@ -770,9 +789,9 @@ static int fill_samples(const struct pprof *p, struct enc *e,
 			l->num_unit = (int64_t)lw[3];
 			e->labelp[li] = l;
 		}
-		e->samplep[i] = s;
+		e->samplep[k++] = s;
 	}
-	msg->n_sample = n;
+	msg->n_sample = k;
 	msg->sample = e->samplep;
 	return 0;
 }
@@ -868,7 +887,61 @@ cleanup:
 	return err;
 }
 
-int pprof__encode(const struct pprof *p, uint8_t **out, size_t *len)
+static void sel_free(struct sel *sel)
+{
+	free(sel->sample);
+	free(sel->loc);
+	free(sel->fn);
+	free(sel->map);
+}
+
+/* Whether sample record r has the string label (key, str), by index. */
+static bool has_label(const uint64_t *r, uint64_t key, uint64_t str)
+{
+	const uint64_t *lw = r + 2 + r[0];
+
+	for (size_t j = 0; j < sample_nlabels(r); j++, lw += LABEL_WORDS)
+		if (lw[0] == key && lw[1] == str)
+			return true;
+	return false;
+}
+
+/* Marks the samples with the label and everything they reference. */
+static int select_label(const struct pprof *p, const char *key,
+			const char *value, struct sel *sel)
+{
+	uint64_t k = table_find(&p->strs, key, strlen(key));
+	uint64_t v = table_find(&p->strs, value, strlen(value));
+
+	sel->sample = calloc(p->samples.n + 1, 1);
+	sel->loc = calloc(p->locations.n + 1, 1);
+	sel->fn = calloc(p->functions.n + 1, 1);
+	sel->map = calloc(p->mappings.n + 1, 1);
+	if (!sel->sample || !sel->loc || !sel->fn || !sel->map)
+		return -ENOMEM;
+	if (!k || !v)
+		return 0;	/* no sample can carry a string never interned */
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const uint64_t *r = p->samples.recs[i];
+
+		if (!has_label(r, k - 1, v - 1))
+			continue;
+		sel->sample[i] = 1;
+		for (size_t j = 0; j < r[0]; j++) {
+			const uint64_t *loc = p->locations.recs[r[1 + j] - 1];
+
+			sel->loc[r[1 + j] - 1] = 1;
+			if (loc[0])
+				sel->map[loc[0] - 1] = 1;
+			for (size_t l = 0; l < loc[2]; l++)
+				sel->fn[loc[LOC_HDR_WORDS + 2 * l] - 1] = 1;
+		}
+	}
+	return 0;
+}
+
+static int encode(const struct pprof *p, const struct sel *sel, uint8_t **out,
+		  size_t *len)
 {
 	Perftools__Profiles__Profile msg;
 	struct enc e;
@@ -880,13 +953,13 @@ int pprof__encode(const struct pprof *p, uint8_t **out, size_t *len)
 	perftools__profiles__profile__init(&msg);
 	err = fill_types(p, &e, &msg);
 	if (!err)
-		err = fill_mappings(p, &e, &msg);
+		err = fill_mappings(p, &e, &msg, sel);
 	if (!err)
-		err = fill_functions(p, &e, &msg);
+		err = fill_functions(p, &e, &msg, sel);
 	if (!err)
-		err = fill_locations(p, &e, &msg);
+		err = fill_locations(p, &e, &msg, sel);
 	if (!err)
-		err = fill_samples(p, &e, &msg);
+		err = fill_samples(p, &e, &msg, sel);
 	if (!err)
 		err = fill_strings(p, &e, &msg);
 	if (err)
@@ -906,4 +979,52 @@ cleanup:
 	if (err)
 		errno = -err;
 	return err;
+}
+
+int pprof__encode(const struct pprof *p, uint8_t **out, size_t *len)
+{
+	const struct sel all = { 0 };
+
+	return encode(p, &all, out, len);
+}
+
+int pprof__encode_where(const struct pprof *p, const char *key,
+			const char *value, uint8_t **out, size_t *len)
+{
+	struct sel sel = { 0 };
+	int err = select_label(p, key, value, &sel);
+
+	if (!err)
+		err = encode(p, &sel, out, len);
+	sel_free(&sel);
+	if (err)
+		errno = -err;
+	return err;
+}
+
+size_t pprof__label_values(const struct pprof *p, const char *key,
+			   const char **out, size_t max)
+{
+	uint64_t k = table_find(&p->strs, key, strlen(key));
+	size_t n = 0;
+
+	if (!k)
+		return 0;
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const uint64_t *r = p->samples.recs[i];
+		const uint64_t *lw = r + 2 + r[0];
+
+		for (size_t j = 0; j < sample_nlabels(r); j++, lw += LABEL_WORDS) {
+			const char *v = p->strs.recs[lw[1]];
+			bool seen = false;
+
+			if (lw[0] != k - 1 || !lw[1])
+				continue;
+			for (size_t m = 0; m < n && !seen; m++)
+				seen = out[m] == v;
+			if (!seen && n < max)
+				out[n++] = v;
+		}
+	}
+	return n;
 }

@@ -68,4 +68,14 @@ size_t pprof__sample_count(const struct pprof *p);   /* distinct samples */
 /* Encodes and gzips. *out is malloc'd; caller frees. Returns 0 or -errno. */
 int pprof__encode(const struct pprof *p, uint8_t **out, size_t *len);
 
+/* The same, for only the samples that carry the string label key=value,
+ * with the locations, functions and mappings they use (ids unchanged). */
+int pprof__encode_where(const struct pprof *p, const char *key,
+			const char *value, uint8_t **out, size_t *len);
+
+/* The distinct values of string label key, at most max, into out (owned by
+ * p). Returns how many. */
+size_t pprof__label_values(const struct pprof *p, const char *key,
+			   const char **out, size_t max);
+
 #endif
