@@ -18,7 +18,7 @@ VMLINUX  := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wno-missing-field-initializers
 CPPFLAGS += -D_GNU_SOURCE -DTAGPROF_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(BUILD)
-LIBS     := -lbpf -lelf -lz -lprotobuf-c -lpfm -lpthread
+LIBS     := -lbpf -lelf -lz -lprotobuf-c -lpfm -lcurl -lpthread
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Process table: /proc/PID/maps per sampled process, binaries shared. */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -61,12 +62,21 @@ static void binary_free(void *ptr)
 	free(b);
 }
 
+/* Maps hold references on their binaries, so unused ones can be freed. */
+static void unref_maps(struct proc_map *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].bin && maps[i].bin->refs)
+			maps[i].bin->refs--;
+}
+
 static void proc_free(void *ptr)
 {
 	struct proc *p = ptr;
 
 	if (!p)
 		return;
+	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
 	free(p);
 }
@@ -170,6 +180,10 @@ static int load_maps(struct procs *t, struct proc *p)
 	free(line);
 	fclose(f);
 	/* /proc/PID/maps lists mappings in address order already. */
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].bin)
+			maps[i].bin->refs++;
+	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
 	p->maps = maps;
 	p->nmaps = n;
@@ -356,6 +370,88 @@ struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
 		t->stats.elf_failed++;
 	}
 	return b->syms;
+}
+
+/* Whether pid still names the process that started at start_ns. */
+static bool alive(const struct procs *t, uint32_t pid, uint64_t start_ns)
+{
+	uint64_t ticks = proc_start_ticks(pid);
+
+	if (!ticks)
+		return false;
+	return !start_ns ||
+	       ticks == start_ns / (1000000000ull / (uint64_t)t->clk_tck);
+}
+
+/* Keys of the entries of m whose value fails keep(), to delete after an
+ * iteration (a map must not change while it is iterated). */
+static size_t collect(struct hashmap *m, bool (*drop)(struct procs *, uint64_t),
+		      struct procs *t, void ***keys)
+{
+	size_t it = 0, n = 0, cap = 0, len;
+	const void *key;
+	uint64_t v;
+	void **tmp;
+
+	*keys = NULL;
+	while (hashmap__next(m, &it, &key, &len, &v)) {
+		if (!drop(t, v))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			tmp = realloc(*keys, cap * sizeof(*tmp));
+			if (!tmp)
+				break;
+			*keys = tmp;
+		}
+		(*keys)[n] = malloc(len + sizeof(size_t));
+		if (!(*keys)[n])
+			break;
+		memcpy((*keys)[n], &len, sizeof(size_t));
+		memcpy((char *)(*keys)[n] + sizeof(size_t), key, len);
+		n++;
+	}
+	return n;
+}
+
+static bool proc_gone(struct procs *t, uint64_t v)
+{
+	const struct proc *p = (const struct proc *)(uintptr_t)v;
+
+	return !alive(t, p->pid, p->start_ns);
+}
+
+static bool binary_unused(struct procs *t, uint64_t v)
+{
+	(void)t;
+	return ((const struct binary *)(uintptr_t)v)->refs == 0;
+}
+
+static void drop_all(struct hashmap *m, void **keys, size_t n,
+		     void (*free_value)(void *))
+{
+	uint64_t v;
+	size_t len;
+
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&len, keys[i], sizeof(size_t));
+		if (hashmap__del(m, (char *)keys[i] + sizeof(size_t), len, &v))
+			free_value((void *)(uintptr_t)v);
+		free(keys[i]);
+	}
+	free(keys);
+}
+
+void procs__sweep(struct procs *t)
+{
+	void **keys;
+	size_t n;
+
+	/* Processes first: they hold the binaries' references. */
+	n = collect(t->by_pid, proc_gone, t, &keys);
+	drop_all(t->by_pid, keys, n, proc_free);
+	n = collect(t->binaries, binary_unused, t, &keys);
+	drop_all(t->binaries, keys, n, binary_free);
 }
 
 size_t procs__count(const struct procs *t)

@@ -20,7 +20,7 @@ struct binary {
 	struct elfsym *syms;	/* loaded on first use; NULL if unreadable */
 	bool loaded;
 	int load_err;		/* errno of the failed load, 0 if none */
-	unsigned int refs;
+	unsigned int refs;	/* mappings that use it */
 };
 
 struct proc_map {
@@ -71,6 +71,10 @@ struct proc_map *procs__find_map(struct procs *t, struct proc *p,
  * binaries in other mount namespaces resolve). NULL if unreadable. */
 struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
 				  struct binary *b);
+
+/* Frees entries of processes that are gone (exit events can be lost, or
+ * come before we saw the process) and binaries no process maps any more. */
+void procs__sweep(struct procs *t);
 
 size_t procs__count(const struct procs *t);
 const struct procs_stats *procs__stats(const struct procs *t);

@@ -16,17 +16,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "capture.h"
 #include "caps.h"
 #include "events.h"
-#include "kallsyms.h"
 #include "pprof.h"
-#include "procs.h"
 #include "record.h"
 #include "sample_event.h"
-#include "sampler.h"
 #include "sink.h"
-#include "symbolize.h"
-#include "threadctx.h"
 
 #define DEFAULT_FREQ 99
 #define LABEL_FREQ 999		/* a per-query capture wants detail */
@@ -46,20 +42,6 @@ struct record_opts {
 	char *tag_field, *tag_name;	/* --tag FIELD=NAME */
 	int verbose;
 	char **command;		/* after --, or NULL */
-};
-
-/* Everything one capture accumulates. */
-struct capture {
-	struct record_opts *o;
-	struct tp_event ev;
-	struct pprof *pp;
-	struct procs *procs;
-	struct kallsyms *ks;
-	struct symbolizer *sym;
-	struct threadctx *tc;
-	uint64_t records, samples, bad_records;
-	int64_t start_real_ns;
-	uint64_t start_mono_ns;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -350,88 +332,6 @@ static int choose_event(const struct record_opts *o, struct tp_event *ev)
 	return 0;
 }
 
-#define MAX_LABELS 64
-
-static void add_sample(struct capture *c, const struct tp_sample *s,
-		       const uint8_t *blob, const uint64_t *frames)
-{
-	uint64_t locs[2 * TP_MAX_FRAMES];
-	struct pprof_label labels[MAX_LABELS];
-	char comm[TP_COMM_LEN + 1], strs[8192];
-	struct proc *p = NULL;
-	int64_t values[2];
-	size_t n, nl = 0;
-
-	memcpy(comm, s->comm, TP_COMM_LEN);
-	comm[TP_COMM_LEN] = '\0';
-	if (s->pid) {
-		p = procs__get(c->procs, s->pid, s->start_ns, comm);
-		threadctx__on_sample(c->tc, s->pid);
-	}
-	n = symbolizer__stack(c->sym, p, frames, s->user_depth,
-			      frames + s->user_depth, s->kern_depth, locs);
-
-	labels[nl++] = (struct pprof_label){ .key = "process",
-					     .str = p ? p->exe : comm };
-	labels[nl++] = (struct pprof_label){ .key = "thread_name", .str = comm };
-	labels[nl++] = (struct pprof_label){ .key = "pid", .num = s->pid };
-	labels[nl++] = (struct pprof_label){ .key = "tid", .num = s->tid };
-	labels[nl++] = (struct pprof_label){ .key = "cpu", .num = s->cpu,
-					     .num_unit = "cpu" };
-	nl += threadctx__labels(c->tc, &(struct threadctx_sample){
-		.pid = s->pid, .kind = s->ctx_kind, .blob = blob,
-		.size = s->ctx_size, .tag_valid = s->tag_valid, .tag = s->tag },
-		labels + nl, MAX_LABELS - nl, strs, sizeof(strs));
-	values[0] = 1;
-	values[1] = (int64_t)s->period;
-	pprof__add_sample(c->pp, locs, n, values, labels, nl);
-	c->samples++;
-}
-
-/* Ring-buffer callback: never trust a record's own lengths blindly. */
-static int on_record(void *ctx, const void *data, size_t size)
-{
-	struct capture *c = ctx;
-	const struct tp_sample *s = data;
-	const struct tp_task_event *t = data;
-	size_t pad;
-
-	c->records++;
-	if (size < sizeof(__u32)) {
-		c->bad_records++;
-		return 0;
-	}
-	switch (s->type) {
-	case TP_REC_SAMPLE:
-		pad = size >= sizeof(*s) ? (s->ctx_size + 7u) & ~7u : 0;
-		if (size < sizeof(*s) || s->user_depth > TP_MAX_FRAMES ||
-		    s->kern_depth > TP_MAX_FRAMES || s->ctx_size > TP_CTX_SPACE ||
-		    size < sizeof(*s) + pad + (s->user_depth + s->kern_depth) *
-			    sizeof(uint64_t)) {
-			c->bad_records++;
-			return 0;
-		}
-		add_sample(c, s, (const uint8_t *)(s + 1),
-			   (const uint64_t *)((const uint8_t *)(s + 1) + pad));
-		break;
-	case TP_REC_EXEC:
-	case TP_REC_EXIT:
-		if (size < sizeof(*t)) {
-			c->bad_records++;
-			return 0;
-		}
-		procs__forget(c->procs, t->pid);
-		if (t->type == TP_REC_EXEC)
-			threadctx__on_exec(c->tc, t->pid);
-		else
-			threadctx__on_exit(c->tc, t->pid);
-		break;
-	default:
-		c->bad_records++;
-	}
-	return 0;
-}
-
 /* Forks COMMAND stopped before exec; it runs once released. A CLOEXEC
  * pipe reports a failed exec back to us. */
 struct child {
@@ -497,29 +397,27 @@ static int exit_status(int wstatus)
 	return 1;
 }
 
-static void status_line(const struct capture *c, uint64_t elapsed_ns,
-			const struct tp_stats *st)
+static void status_line(struct capture *c, uint64_t elapsed_ns)
 {
 	fprintf(stderr, "\r\033[Ktagprof: %.1fs  samples %" PRIu64
-		"  lost %llu  processes %zu", elapsed_ns / 1e9, c->samples,
-		(unsigned long long)st->lost, procs__count(c->procs));
+		"  lost %" PRIu64 "  processes %zu", elapsed_ns / 1e9,
+		capture__total_samples(c), capture__total_lost(c),
+		capture__processes(c));
 	fflush(stderr);
 }
 
 /* Polls until the duration passes, a signal arrives or the child exits.
  * Sets *child_status when the child was reaped. */
-static void capture_loop(struct capture *c, struct sampler *s,
-			 pid_t child, int *child_status)
+static void capture_loop(struct capture *c, const struct record_opts *o,
+			 uint64_t start_ns, pid_t child, int *child_status)
 {
-	uint64_t limit = c->o->seconds * 1e9, elapsed, last_status = 0;
+	uint64_t limit = o->seconds * 1e9, elapsed, last_status = 0;
 	bool tty = isatty(STDERR_FILENO);
-	struct tp_stats st;
 	int wstatus;
 
 	for (;;) {
-		sampler__poll(s, 100);
-		threadctx__tick(c->tc);
-		elapsed = clock_ns(CLOCK_MONOTONIC) - c->start_mono_ns;
+		capture__poll(c, 100);
+		elapsed = clock_ns(CLOCK_MONOTONIC) - start_ns;
 		if (stop_requested || (limit && elapsed >= limit))
 			break;
 		if (child > 0 && child_changed) {
@@ -530,8 +428,7 @@ static void capture_loop(struct capture *c, struct sampler *s,
 			}
 		}
 		if (tty && elapsed - last_status >= 500000000ull) {
-			sampler__stats(s, &st, NULL);
-			status_line(c, elapsed, &st);
+			status_line(c, elapsed);
 			last_status = elapsed;
 		}
 	}
@@ -539,246 +436,75 @@ static void capture_loop(struct capture *c, struct sampler *s,
 		fprintf(stderr, "\r\033[K");
 }
 
-/* Every way reading a thread's context can fail, counted. */
-static void add_context_comment(struct capture *c, const struct tp_stats *st)
+static int write_profile(struct capture *c, const char *path)
 {
-	const struct threadctx_stats *ts = threadctx__stats(c->tc);
-	char buf[512];
-
-	snprintf(buf, sizeof(buf),
-		 "thread context: %llu samples with context, %" PRIu64
-		 " processes with context; failures: %llu TLS page not "
-		 "readable, %llu record unreadable, %llu invalid record, %llu "
-		 "oversize record, %llu torn record, %" PRIu64 " unknown key, %"
-		 PRIu64 " invalid UTF-8 replaced, %" PRIu64 " truncated, %"
-		 PRIu64 " location unresolved; %llu samples dropped by --label",
-		 (unsigned long long)st->ctx_read, ts->procs_found,
-		 (unsigned long long)st->ctx_tls_unreadable,
-		 (unsigned long long)st->ctx_record_unreadable,
-		 (unsigned long long)st->ctx_invalid,
-		 (unsigned long long)st->ctx_oversize,
-		 (unsigned long long)st->ctx_torn, ts->unknown_key, ts->bad_utf8,
-		 ts->truncated, ts->locate_failed,
-		 (unsigned long long)st->label_filtered);
-	pprof__add_comment(c->pp, buf);
-	snprintf(buf, sizeof(buf),
-		 "register tags: %llu samples with a tag, %" PRIu64 " processes "
-		 "declared tags; %llu saved registers unreadable, %" PRIu64
-		 " field values without a name; %llu samples dropped by --tag",
-		 (unsigned long long)st->tag_read, ts->tag_procs,
-		 (unsigned long long)st->tag_unreadable, ts->tag_unnamed,
-		 (unsigned long long)st->tag_filtered);
-	pprof__add_comment(c->pp, buf);
-}
-
-static void add_comments(struct capture *c, const struct tp_stats *st,
-			 const struct tp_stats *per_cpu, int ncpus)
-{
-	const struct symbolize_stats *ss = symbolizer__stats(c->sym);
-	const struct procs_stats *ps = procs__stats(c->procs);
-	char buf[256];
-	int n;
-
-	pprof__add_comment(c->pp, "tagprof " TAGPROF_VERSION);
-	snprintf(buf, sizeof(buf), "event: %s", c->ev.name);
-	pprof__add_comment(c->pp, buf);
-	snprintf(buf, sizeof(buf),
-		 "samples: %" PRIu64 " received, %llu lost (ring buffer full), "
-		 "%" PRIu64 " malformed", c->samples,
-		 (unsigned long long)st->lost, c->bad_records);
-	pprof__add_comment(c->pp, buf);
-	for (int i = 0; i < ncpus; i++) {
-		if (!per_cpu[i].lost)
-			continue;
-		n = snprintf(buf, sizeof(buf), "lost on cpu %d: %llu", i,
-			     (unsigned long long)per_cpu[i].lost);
-		if (n > 0)
-			pprof__add_comment(c->pp, buf);
-	}
-	snprintf(buf, sizeof(buf),
-		 "frames: %" PRIu64 " user (%" PRIu64 " unmapped, %" PRIu64
-		 " without symbol), %" PRIu64 " kernel (%" PRIu64
-		 " without symbol)", ss->user_frames, ss->unmapped,
-		 ss->no_symbol, ss->kernel_frames, ss->kernel_no_symbol);
-	pprof__add_comment(c->pp, buf);
-	snprintf(buf, sizeof(buf),
-		 "processes: %" PRIu64 " seen, %" PRIu64 " maps unreadable, %"
-		 PRIu64 " pid reused, %" PRIu64 " binaries unreadable; %llu "
-		 "user threads without user stack, %llu exec/exit events lost",
-		 ps->procs_seen, ps->maps_failed, ps->pid_reused,
-		 ps->elf_failed, (unsigned long long)st->no_user_stack,
-		 (unsigned long long)st->task_lost);
-	pprof__add_comment(c->pp, buf);
-	add_context_comment(c, st);
-}
-
-static int write_profile(struct capture *c, uint64_t duration_ns)
-{
+	struct pprof *pp = capture__take(c);
 	uint8_t *buf = NULL;
 	size_t len = 0;
-	int ret;
+	int ret = pp ? pprof__encode(pp, &buf, &len) : -ENOMEM;
 
-	pprof__set_time(c->pp, c->start_real_ns, duration_ns);
-	ret = pprof__encode(c->pp, &buf, &len);
 	if (!ret)
-		ret = sink__write_atomic(c->o->output, buf, len, 0640);
+		ret = sink__write_atomic(path, buf, len, 0640);
 	if (ret)
-		fprintf(stderr, "tagprof: cannot write %s: %s\n", c->o->output,
+		fprintf(stderr, "tagprof: cannot write %s: %s\n", path,
 			strerror(-ret));
 	else
 		fprintf(stderr, "tagprof: wrote %s (%zu bytes, %zu stacks)\n",
-			c->o->output, len, pprof__sample_count(c->pp));
+			path, len, pprof__sample_count(pp));
 	free(buf);
+	pprof__free(pp);
 	return ret;
 }
 
-static void print_context_summary(const struct capture *c,
-				  const struct tp_stats *st)
+static void fill_capture_opts(const struct record_opts *o,
+			      const struct child *ch, struct capture_opts *co)
 {
-	const struct threadctx_stats *ts = threadctx__stats(c->tc);
-	unsigned long long fails = st->ctx_tls_unreadable +
-				   st->ctx_record_unreadable + st->ctx_invalid +
-				   st->ctx_oversize + st->ctx_torn;
-
-	if (!st->ctx_read && !fails && !ts->procs_found)
-		return;	/* (tags are reported below, with the context) */
-	fprintf(stderr, "tagprof: thread context: %llu samples labelled, %"
-		PRIu64 " processes; %llu TLS unreadable, %llu record "
-		"unreadable, %llu invalid, %llu oversize, %llu torn, %" PRIu64
-		" unknown key\n", (unsigned long long)st->ctx_read,
-		ts->procs_found, (unsigned long long)st->ctx_tls_unreadable,
-		(unsigned long long)st->ctx_record_unreadable,
-		(unsigned long long)st->ctx_invalid,
-		(unsigned long long)st->ctx_oversize,
-		(unsigned long long)st->ctx_torn, ts->unknown_key);
-	if (c->o->label_key)
-		fprintf(stderr, "tagprof: --label %s=%s dropped %llu samples\n",
-			c->o->label_key, c->o->label_val,
-			(unsigned long long)st->label_filtered);
-	if (st->tag_read || ts->tag_procs)
-		fprintf(stderr, "tagprof: register tags: %llu samples tagged, %"
-			PRIu64 " processes\n", (unsigned long long)st->tag_read,
-			ts->tag_procs);
-	if (c->o->tag_field)
-		fprintf(stderr, "tagprof: --tag %s=%s dropped %llu samples\n",
-			c->o->tag_field, c->o->tag_name,
-			(unsigned long long)st->tag_filtered);
+	co->freq = o->freq;
+	co->period = o->period;
+	co->pids = o->npids ? o->pids : NULL;
+	co->npids = o->npids;
+	if (o->command) {
+		co->pids = (const uint32_t *)&ch->pid;
+		co->npids = 1;
+		co->follow_children = true;
+	}
+	co->cgroup = o->cgroup;
+	co->idle = o->idle;
+	co->filters = (struct threadctx_filters){
+		.label_key = o->label_key, .label_val = o->label_val,
+		.tag_field = o->tag_field, .tag_name = o->tag_name };
+	co->verbose = o->verbose;
 }
 
-static void print_summary(const struct capture *c, const struct tp_stats *st,
-			  uint64_t duration_ns)
+static int run(struct record_opts *o)
 {
-	fprintf(stderr,
-		"tagprof: %.1f s, event %s, %" PRIu64 " samples, %llu lost, "
-		"%" PRIu64 " processes\n", duration_ns / 1e9, c->ev.name,
-		c->samples, (unsigned long long)st->lost,
-		procs__stats(c->procs)->procs_seen);
-	if (st->lost)
-		fprintf(stderr, "tagprof: warning: %llu samples were lost "
-			"because the ring buffer was full (see the profile's "
-			"comments for the CPUs)\n", (unsigned long long)st->lost);
-	if (!c->samples)
-		fprintf(stderr, "tagprof: warning: no samples were collected\n");
-	print_context_summary(c, st);
-}
+	struct capture_opts co = { 0 };
+	struct child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct capture *c = NULL;
+	int ret = 1, child_status = -1, e, wstatus;
+	uint64_t start, duration;
+	char err[512];
 
-static struct pprof *new_pprof(const struct capture *c)
-{
-	struct pprof_vt types[2] = {
-		{ "samples", "count" },
-		{ c->ev.sample_type, c->ev.sample_unit },
-	};
-	int64_t period = c->o->period;
-
-	if (!period && c->ev.software_clock)
-		period = 1000000000ll / c->o->freq;
-	return pprof__new(types, 2, types[1], period);
-}
-
-static int capture_init(struct capture *c, struct record_opts *o)
-{
-	c->o = o;
 	if (!o->freq && !o->period)
 		o->freq = o->label_key || o->tag_field ? LABEL_FREQ :
 							 DEFAULT_FREQ;
 	if (!o->seconds && !o->command)
 		o->seconds = DEFAULT_SECONDS;
-	c->ks = kallsyms__load(NULL);
-	if (!c->ks)
-		fprintf(stderr, "tagprof: warning: kernel symbols unavailable "
-			"(/proc/kallsyms: %s)\n", strerror(errno));
-	c->procs = procs__new();
-	c->sym = symbolizer__new(c->procs, c->ks);
-	c->pp = new_pprof(c);
-	c->tc = threadctx__new(&(struct threadctx_filters){
-		.label_key = o->label_key, .label_val = o->label_val,
-		.tag_field = o->tag_field, .tag_name = o->tag_name });
-	if (!c->procs || !c->sym || !c->pp || !c->tc) {
-		fprintf(stderr, "tagprof: out of memory\n");
-		return 1;
-	}
-	symbolizer__set_pprof(c->sym, c->pp);
-	return 0;
-}
-
-static void capture_free(struct capture *c)
-{
-	threadctx__free(c->tc);
-	pprof__free(c->pp);
-	symbolizer__free(c->sym);
-	procs__free(c->procs);
-	kallsyms__free(c->ks);
-}
-
-static int run(struct record_opts *o)
-{
-	struct sampler_opts so = { 0 };
-	struct capture c = { 0 };
-	struct child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
-	struct tp_stats st, *per_cpu = NULL;
-	struct sampler *s = NULL;
-	int ret = 1, child_status = -1, e, wstatus;
-	uint64_t duration;
-	char err[512];
-
-	/* The event decides the pprof's sample types: choose it first. */
-	if (choose_event(o, &c.ev) || capture_init(&c, o))
+	if (choose_event(o, &co.event))
 		goto cleanup;
 	if (o->command && child_start(o->command, &ch)) {
 		fprintf(stderr, "tagprof: cannot start %s: %s\n", o->command[0],
 			strerror(errno));
 		goto cleanup;
 	}
-	so.event = c.ev;
-	so.use_period = o->period != 0;
-	so.freq = o->freq;
-	so.period = o->period;
-	so.pids = o->npids ? o->pids : NULL;
-	so.npids = o->npids;
-	if (o->command) {
-		so.pids = (uint32_t *)&ch.pid;
-		so.npids = 1;
-		so.follow_children = true;
-	}
-	so.cgroup = o->cgroup;
-	so.include_idle = o->idle;
-	so.filter_label = o->label_key != NULL;
-	so.filter_tag = o->tag_field != NULL;
-	so.verbose = o->verbose;
-
+	fill_capture_opts(o, &ch, &co);
 	install_signals();
-	s = sampler__start(&so, on_record, &c, err, sizeof(err));
-	if (!s) {
+	c = capture__start(&co, err, sizeof(err));
+	if (!c) {
 		fprintf(stderr, "tagprof: %s\n", err);
 		goto cleanup;
 	}
-	threadctx__attach(c.tc, s);
-	/* The in-kernel --label filter drops samples of processes it has no
-	 * settings for: configure every running process up front. */
-	if (o->label_key || o->tag_field)
-		threadctx__scan_all(c.tc);
-	c.start_real_ns = clock_ns(CLOCK_REALTIME);
-	c.start_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	start = clock_ns(CLOCK_MONOTONIC);
 	if (o->command) {
 		e = child_release(&ch);
 		if (e) {
@@ -790,16 +516,11 @@ static int run(struct record_opts *o)
 			goto cleanup;
 		}
 	}
-	capture_loop(&c, s, ch.pid, &child_status);
-	duration = clock_ns(CLOCK_MONOTONIC) - c.start_mono_ns;
-	sampler__stop(s);
-
-	per_cpu = calloc(sampler__ncpus(s), sizeof(*per_cpu));
-	sampler__stats(s, &st, per_cpu);
-	if (per_cpu)
-		add_comments(&c, &st, per_cpu, sampler__ncpus(s));
-	print_summary(&c, &st, duration);
-	ret = write_profile(&c, duration) ? 1 : 0;
+	capture_loop(c, o, start, ch.pid, &child_status);
+	duration = clock_ns(CLOCK_MONOTONIC) - start;
+	capture__stop(c);
+	capture__print_summary(c, duration);
+	ret = write_profile(c, o->output) ? 1 : 0;
 
 	if (ch.pid > 0) {
 		if (child_status < 0 && waitpid(ch.pid, &wstatus, 0) == ch.pid)
@@ -813,9 +534,7 @@ cleanup:
 		close(ch.err_fd);
 		waitpid(ch.pid, NULL, 0);
 	}
-	free(per_cpu);
-	sampler__free(s);
-	capture_free(&c);
+	capture__free(c);
 	return ret;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Per-process thread-context discovery and label decoding. */
 #include <dirent.h>
+#include <signal.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -601,6 +602,23 @@ size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
 	if (s->tag_valid && p)
 		decode_tag(t, p, s->tag, &o);
 	return o.n;
+}
+
+void threadctx__sweep(struct threadctx *t)
+{
+	uint32_t gone[256];
+	size_t it = 0, n = 0;
+	uint64_t v;
+
+	/* A few hundred at a time: the next sweep takes the rest. */
+	while (n < 256 && hashmap__next(t->procs, &it, NULL, NULL, &v)) {
+		const struct pctx *p = (const struct pctx *)(uintptr_t)v;
+
+		if (kill(p->pid, 0) && errno == ESRCH)
+			gone[n++] = p->pid;
+	}
+	for (size_t i = 0; i < n; i++)
+		drop(t, gone[i]);
 }
 
 const char *threadctx__service(struct threadctx *t, uint32_t pid)

@@ -72,6 +72,9 @@ size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
 			 struct pprof_label *out, size_t max, char *buf,
 			 size_t buflen);
 
+/* Forgets processes that are gone (their exit event may have been lost). */
+void threadctx__sweep(struct threadctx *t);
+
 /* The process's service.name from its process context, or NULL. */
 const char *threadctx__service(struct threadctx *t, uint32_t pid);
 

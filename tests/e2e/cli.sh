@@ -152,7 +152,7 @@ pid_filter() {
 	local procs
 	# the values listed under "process:" in pprof -tags, up to the blank line
 	procs=$(pprof "$out" -tags | awk '/^ *process:/{f=1; next} f && NF==0 {f=0} f {print $NF}' | sort -u | tr '\n' ' ')
-	[ "$(total "$out")" -ge 500 ] && [ "$procs" = "callchain " ] ||
+	[ "$(total "$out")" -ge 100 ] && [ "$procs" = "callchain " ] ||
 		{ echo "processes in profile: '$procs', samples $(total "$out")"; return 1; }
 }
 check cli_pid_filter pid_filter

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The sampling pipeline: ring-buffer records in, one pprof per window out. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capture.h"
+#include "kallsyms.h"
+#include "pprof.h"
+#include "procs.h"
+#include "sample_event.h"
+#include "sampler.h"
+#include "symbolize.h"
+
+#define MAX_LABELS 64
+
+struct capture {
+	struct capture_opts o;
+	struct sampler *sampler;
+	struct procs *procs;
+	struct kallsyms *ks;
+	struct symbolizer *sym;
+	struct threadctx *tc;
+	struct pprof *pp;		/* the current window */
+	int ncpus;
+	bool dropping;
+	/* since the start */
+	uint64_t records, samples;
+	/* this window */
+	uint64_t win_samples, win_bad, win_dropped;
+	int64_t win_real_ns;
+	uint64_t win_mono_ns;
+	struct tp_stats *last;		/* per-CPU counters at window start */
+};
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct pprof *new_pprof(const struct capture *c)
+{
+	struct pprof_vt types[2] = {
+		{ "samples", "count" },
+		{ c->o.event.sample_type, c->o.event.sample_unit },
+	};
+	int64_t period = c->o.period;
+
+	if (!period && c->o.event.software_clock && c->o.freq)
+		period = 1000000000ll / c->o.freq;
+	return pprof__new(types, 2, types[1], period);
+}
+
+/* The service a sample belongs to: the process context's service.name,
+ * else the executable's name. */
+static const char *service_of(struct capture *c, const struct proc *p,
+			      uint32_t pid, const char *comm)
+{
+	const char *s = pid ? threadctx__service(c->tc, pid) : NULL;
+
+	if (s && *s)
+		return s;
+	return p && p->exe[0] ? p->exe : comm;
+}
+
+static void add_sample(struct capture *c, const struct tp_sample *s,
+		       const uint8_t *blob, const uint64_t *frames)
+{
+	uint64_t locs[2 * TP_MAX_FRAMES];
+	struct pprof_label labels[MAX_LABELS];
+	char comm[TP_COMM_LEN + 1], strs[8192];
+	struct proc *p = NULL;
+	int64_t values[2];
+	size_t n, nl = 0;
+
+	memcpy(comm, s->comm, TP_COMM_LEN);
+	comm[TP_COMM_LEN] = '\0';
+	if (s->pid) {
+		p = procs__get(c->procs, s->pid, s->start_ns, comm);
+		threadctx__on_sample(c->tc, s->pid);
+	}
+	n = symbolizer__stack(c->sym, p, frames, s->user_depth,
+			      frames + s->user_depth, s->kern_depth, locs);
+
+	labels[nl++] = (struct pprof_label){ .key = "process",
+					     .str = p ? p->exe : comm };
+	labels[nl++] = (struct pprof_label){ .key = "thread_name", .str = comm };
+	labels[nl++] = (struct pprof_label){ .key = "pid", .num = s->pid };
+	labels[nl++] = (struct pprof_label){ .key = "tid", .num = s->tid };
+	labels[nl++] = (struct pprof_label){ .key = "cpu", .num = s->cpu,
+					     .num_unit = "cpu" };
+	if (c->o.service_label)
+		labels[nl++] = (struct pprof_label){
+			.key = "service", .str = service_of(c, p, s->pid, comm) };
+	nl += threadctx__labels(c->tc, &(struct threadctx_sample){
+		.pid = s->pid, .kind = s->ctx_kind, .blob = blob,
+		.size = s->ctx_size, .tag_valid = s->tag_valid, .tag = s->tag },
+		labels + nl, MAX_LABELS - nl, strs, sizeof(strs));
+	values[0] = 1;
+	values[1] = (int64_t)s->period;
+	pprof__add_sample(c->pp, locs, n, values, labels, nl);
+	c->samples++;
+	c->win_samples++;
+}
+
+/* A sample record, its lengths checked before anything is read. */
+static void on_sample_record(struct capture *c, const struct tp_sample *s,
+			     size_t size)
+{
+	size_t pad = size >= sizeof(*s) ? (s->ctx_size + 7u) & ~7u : 0;
+
+	if (size < sizeof(*s) || s->user_depth > TP_MAX_FRAMES ||
+	    s->kern_depth > TP_MAX_FRAMES || s->ctx_size > TP_CTX_SPACE ||
+	    size < sizeof(*s) + pad + (s->user_depth + s->kern_depth) *
+		    sizeof(uint64_t)) {
+		c->win_bad++;
+		return;
+	}
+	if (c->dropping) {
+		c->win_dropped++;
+		return;
+	}
+	add_sample(c, s, (const uint8_t *)(s + 1),
+		   (const uint64_t *)((const uint8_t *)(s + 1) + pad));
+}
+
+/* Ring-buffer callback: never trust a record's own lengths blindly. */
+static int on_record(void *ctx, const void *data, size_t size)
+{
+	struct capture *c = ctx;
+	const struct tp_task_event *t = data;
+
+	c->records++;
+	if (size < sizeof(__u32)) {
+		c->win_bad++;
+		return 0;
+	}
+	switch (t->type) {
+	case TP_REC_SAMPLE:
+		on_sample_record(c, data, size);
+		break;
+	case TP_REC_EXEC:
+	case TP_REC_EXIT:
+		if (size < sizeof(*t)) {
+			c->win_bad++;
+			return 0;
+		}
+		procs__forget(c->procs, t->pid);
+		if (t->type == TP_REC_EXEC)
+			threadctx__on_exec(c->tc, t->pid);
+		else
+			threadctx__on_exit(c->tc, t->pid);
+		break;
+	default:
+		c->win_bad++;
+	}
+	return 0;
+}
+
+static int setup(struct capture *c, const struct capture_opts *o)
+{
+	c->o = *o;
+	c->ks = kallsyms__load(NULL);
+	if (!c->ks)
+		fprintf(stderr, "tagprof: warning: kernel symbols unavailable "
+			"(/proc/kallsyms: %s)\n", strerror(errno));
+	c->procs = procs__new();
+	c->sym = symbolizer__new(c->procs, c->ks);
+	c->pp = new_pprof(c);
+	c->tc = threadctx__new(&o->filters);
+	if (!c->procs || !c->sym || !c->pp || !c->tc)
+		return -ENOMEM;
+	symbolizer__set_pprof(c->sym, c->pp);
+	return 0;
+}
+
+static struct sampler *start_sampler(struct capture *c, char *err,
+				     size_t errlen)
+{
+	struct sampler_opts so = { 0 };
+
+	so.event = c->o.event;
+	so.use_period = c->o.period != 0;
+	so.freq = c->o.freq;
+	so.period = c->o.period;
+	so.pids = c->o.pids;
+	so.npids = c->o.npids;
+	so.follow_children = c->o.follow_children;
+	so.cgroup = c->o.cgroup;
+	so.include_idle = c->o.idle;
+	so.filter_label = c->o.filters.label_key != NULL;
+	so.filter_tag = c->o.filters.tag_field != NULL;
+	so.verbose = c->o.verbose;
+	return sampler__start(&so, on_record, c, err, errlen);
+}
+
+struct capture *capture__start(const struct capture_opts *o, char *err,
+			       size_t errlen)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+
+	if (!c || setup(c, o)) {
+		snprintf(err, errlen, "out of memory");
+		capture__free(c);
+		return NULL;
+	}
+	c->sampler = start_sampler(c, err, errlen);
+	if (!c->sampler) {
+		capture__free(c);
+		return NULL;
+	}
+	c->ncpus = sampler__ncpus(c->sampler);
+	c->last = calloc(c->ncpus, sizeof(*c->last));
+	if (!c->last) {
+		snprintf(err, errlen, "out of memory");
+		capture__free(c);
+		return NULL;
+	}
+	threadctx__attach(c->tc, c->sampler);
+	/* The in-kernel --label/--tag filters drop samples of processes they
+	 * have no settings for: configure every running process up front. */
+	if (o->filters.label_key || o->filters.tag_field)
+		threadctx__scan_all(c->tc);
+	c->win_real_ns = clock_ns(CLOCK_REALTIME);
+	c->win_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	return c;
+}
+
+void capture__poll(struct capture *c, int timeout_ms)
+{
+	sampler__poll(c->sampler, timeout_ms);
+	threadctx__tick(c->tc);
+}
+
+void capture__stop(struct capture *c)
+{
+	sampler__stop(c->sampler);
+}
+
+/* This window's BPF counters: now minus what they were at its start. */
+static void window_stats(struct capture *c, struct tp_stats *sum,
+			 struct tp_stats *per_cpu)
+{
+	struct tp_stats total;
+	const __u64 *old;
+	__u64 *cur;
+
+	sampler__stats(c->sampler, &total, per_cpu);
+	memset(sum, 0, sizeof(*sum));
+	for (int i = 0; i < c->ncpus; i++) {
+		cur = (__u64 *)&per_cpu[i];
+		old = (const __u64 *)&c->last[i];
+		for (size_t f = 0; f < sizeof(*sum) / sizeof(__u64); f++) {
+			cur[f] -= old[f];
+			((__u64 *)sum)[f] += cur[f];
+		}
+	}
+}
+
+static void comment(struct pprof *pp, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void comment(struct pprof *pp, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	pprof__add_comment(pp, buf);
+}
+
+/* Every way this window lost or degraded data, counted. */
+static void add_comments(struct capture *c, struct pprof *pp,
+			 const struct tp_stats *st, const struct tp_stats *cpu)
+{
+	const struct symbolize_stats *ss = symbolizer__stats(c->sym);
+	const struct procs_stats *ps = procs__stats(c->procs);
+	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+
+	comment(pp, "tagprof " TAGPROF_VERSION);
+	comment(pp, "event: %s", c->o.event.name);
+	comment(pp, "samples: %" PRIu64 " received, %llu lost (ring buffer "
+		"full), %" PRIu64 " malformed, %" PRIu64 " dropped over the "
+		"memory limit", c->win_samples, (unsigned long long)st->lost,
+		c->win_bad, c->win_dropped);
+	for (int i = 0; i < c->ncpus; i++)
+		if (cpu[i].lost)
+			comment(pp, "lost on cpu %d: %llu", i,
+				(unsigned long long)cpu[i].lost);
+	comment(pp, "frames since start: %" PRIu64 " user (%" PRIu64
+		" unmapped, %" PRIu64 " without symbol), %" PRIu64 " kernel (%"
+		PRIu64 " without symbol)", ss->user_frames, ss->unmapped,
+		ss->no_symbol, ss->kernel_frames, ss->kernel_no_symbol);
+	comment(pp, "processes since start: %" PRIu64 " seen, %" PRIu64
+		" maps unreadable, %" PRIu64 " pid reused, %" PRIu64
+		" binaries unreadable; %llu user threads without user stack, "
+		"%llu exec/exit events lost", ps->procs_seen, ps->maps_failed,
+		ps->pid_reused, ps->elf_failed,
+		(unsigned long long)st->no_user_stack,
+		(unsigned long long)st->task_lost);
+	comment(pp, "thread context: %llu samples with context, %" PRIu64
+		" processes with context; failures: %llu TLS page not "
+		"readable, %llu record unreadable, %llu invalid record, %llu "
+		"oversize record, %llu torn record, %" PRIu64 " unknown key, %"
+		PRIu64 " invalid UTF-8 replaced, %" PRIu64 " truncated, %"
+		PRIu64 " location unresolved; %llu samples dropped by --label",
+		(unsigned long long)st->ctx_read, ts->procs_found,
+		(unsigned long long)st->ctx_tls_unreadable,
+		(unsigned long long)st->ctx_record_unreadable,
+		(unsigned long long)st->ctx_invalid,
+		(unsigned long long)st->ctx_oversize,
+		(unsigned long long)st->ctx_torn, ts->unknown_key, ts->bad_utf8,
+		ts->truncated, ts->locate_failed,
+		(unsigned long long)st->label_filtered);
+	comment(pp, "register tags: %llu samples with a tag, %" PRIu64
+		" processes declared tags; %llu saved registers unreadable, %"
+		PRIu64 " field values without a name; %llu samples dropped by "
+		"--tag", (unsigned long long)st->tag_read, ts->tag_procs,
+		(unsigned long long)st->tag_unreadable, ts->tag_unnamed,
+		(unsigned long long)st->tag_filtered);
+}
+
+struct pprof *capture__take(struct capture *c)
+{
+	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
+	struct pprof *pp = c->pp, *next = new_pprof(c);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (!cpu || !next) {
+		free(cpu);
+		pprof__free(next);
+		return NULL;
+	}
+	window_stats(c, &sum, cpu);
+	add_comments(c, pp, &sum, cpu);
+	pprof__set_time(pp, c->win_real_ns, now - c->win_mono_ns);
+	/* per-CPU counters are cumulative: remember where this window ended */
+	for (int i = 0; i < c->ncpus; i++) {
+		__u64 *l = (__u64 *)&c->last[i];
+		const __u64 *d = (const __u64 *)&cpu[i];
+
+		for (size_t f = 0; f < sizeof(*cpu) / sizeof(__u64); f++)
+			l[f] += d[f];
+	}
+	free(cpu);
+	c->pp = next;
+	symbolizer__set_pprof(c->sym, next);
+	c->win_samples = c->win_bad = c->win_dropped = 0;
+	c->win_real_ns = clock_ns(CLOCK_REALTIME);
+	c->win_mono_ns = now;
+	return pp;
+}
+
+void capture__set_dropping(struct capture *c, bool drop)
+{
+	c->dropping = drop;
+}
+
+void capture__sweep(struct capture *c)
+{
+	procs__sweep(c->procs);
+	threadctx__sweep(c->tc);
+}
+
+uint64_t capture__window_samples(const struct capture *c)
+{
+	return c->win_samples;
+}
+
+uint64_t capture__total_samples(const struct capture *c)
+{
+	return c->samples;
+}
+
+uint64_t capture__total_lost(struct capture *c)
+{
+	struct tp_stats st;
+
+	sampler__stats(c->sampler, &st, NULL);
+	return st.lost;
+}
+
+size_t capture__processes(const struct capture *c)
+{
+	return procs__count(c->procs);
+}
+
+void capture__print_summary(struct capture *c, uint64_t duration_ns)
+{
+	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	unsigned long long fails;
+	struct tp_stats st;
+
+	sampler__stats(c->sampler, &st, NULL);
+	fprintf(stderr,
+		"tagprof: %.1f s, event %s, %" PRIu64 " samples, %llu lost, "
+		"%" PRIu64 " processes\n", duration_ns / 1e9, c->o.event.name,
+		c->samples, (unsigned long long)st.lost,
+		procs__stats(c->procs)->procs_seen);
+	if (st.lost)
+		fprintf(stderr, "tagprof: warning: %llu samples were lost "
+			"because the ring buffer was full (see the profile's "
+			"comments for the CPUs)\n", (unsigned long long)st.lost);
+	if (!c->samples)
+		fprintf(stderr, "tagprof: warning: no samples were collected\n");
+	fails = st.ctx_tls_unreadable + st.ctx_record_unreadable +
+		st.ctx_invalid + st.ctx_oversize + st.ctx_torn;
+	if (st.ctx_read || fails || ts->procs_found)
+		fprintf(stderr, "tagprof: thread context: %llu samples "
+			"labelled, %" PRIu64 " processes; %llu TLS unreadable, "
+			"%llu record unreadable, %llu invalid, %llu oversize, "
+			"%llu torn, %" PRIu64 " unknown key\n",
+			(unsigned long long)st.ctx_read, ts->procs_found,
+			(unsigned long long)st.ctx_tls_unreadable,
+			(unsigned long long)st.ctx_record_unreadable,
+			(unsigned long long)st.ctx_invalid,
+			(unsigned long long)st.ctx_oversize,
+			(unsigned long long)st.ctx_torn, ts->unknown_key);
+	if (c->o.filters.label_key)
+		fprintf(stderr, "tagprof: --label %s=%s dropped %llu samples\n",
+			c->o.filters.label_key, c->o.filters.label_val,
+			(unsigned long long)st.label_filtered);
+	if (st.tag_read || ts->tag_procs)
+		fprintf(stderr, "tagprof: register tags: %llu samples tagged, %"
+			PRIu64 " processes\n", (unsigned long long)st.tag_read,
+			ts->tag_procs);
+	if (c->o.filters.tag_field)
+		fprintf(stderr, "tagprof: --tag %s=%s dropped %llu samples\n",
+			c->o.filters.tag_field, c->o.filters.tag_name,
+			(unsigned long long)st.tag_filtered);
+}
+
+void capture__free(struct capture *c)
+{
+	if (!c)
+		return;
+	sampler__free(c->sampler);	/* before the tables its callback uses */
+	threadctx__free(c->tc);
+	pprof__free(c->pp);
+	symbolizer__free(c->sym);
+	procs__free(c->procs);
+	kallsyms__free(c->ks);
+	free(c->last);
+	free(c);
+}
