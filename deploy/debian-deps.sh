@@ -12,6 +12,7 @@ PKGS=(
   time               # GNU time: CPU and peak RSS of profilers in tests/bench
   libcurl4-openssl-dev   # agent: push to Pyroscope-compatible servers
   python3            # tests: a local HTTP server for the push test
+  python3-yaml       # tests: parse deploy/kubernetes/daemonset.yaml
   procps util-linux
 )
 
