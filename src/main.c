@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "agent.h"
 #include "record.h"
 
 static void usage(FILE *out)
@@ -12,6 +13,8 @@ static void usage(FILE *out)
 "\n"
 "commands:\n"
 "  record     sample CPUs system-wide, or a command, into a pprof file\n"
+"  agent      profile continuously: a pprof per service per window,\n"
+"             kept on disk and optionally pushed to Pyroscope\n"
 "\n"
 "  tagprof <command> --help   options of one command\n"
 "  tagprof --version          version\n");
@@ -33,6 +36,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "record"))
 		return record_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "agent"))
+		return agent_main(argc - 1, argv + 1);
 	fprintf(stderr, "tagprof: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

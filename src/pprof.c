@@ -560,6 +560,11 @@ cleanup:
 	return -ENOMEM;
 }
 
+int64_t pprof__time_nanos(const struct pprof *p)
+{
+	return p->time_nanos;
+}
+
 size_t pprof__sample_count(const struct pprof *p)
 {
 	return p->samples.n;

@@ -64,6 +64,7 @@ void pprof__set_time(struct pprof *p, int64_t time_nanos,
 int pprof__add_comment(struct pprof *p, const char *comment);
 
 size_t pprof__sample_count(const struct pprof *p);   /* distinct samples */
+int64_t pprof__time_nanos(const struct pprof *p);    /* as set */
 
 /* Encodes and gzips. *out is malloc'd; caller frees. Returns 0 or -errno. */
 int pprof__encode(const struct pprof *p, uint8_t **out, size_t *len);

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# tagprof agent: windows per service, signals, crash safety, a full disk,
+# pushing to a real HTTP server, the memory bound, config handling, and an
+# on-demand --label capture running beside it.
+. "$(dirname "$0")/../lib.sh"
+need_bpf agent_windows agent_sigterm_writes agent_sigkill_no_partial \
+	agent_full_disk agent_push agent_coexist agent_config agent_memory_bound
+LIB=$PWD/${BUILD:-build}/libtagprof.so
+REPO=$PWD
+
+files() { ls "$1" 2>/dev/null | grep -c '\.pb\.gz$'; }
+
+# stop PID: SIGTERM and wait for the agent's own exit status.
+stop() { kill -TERM "$1" 2>/dev/null; wait "$1"; }
+
+# 1. 2 s windows for ~7 s beside a labelled workload.
+out=$TMP/w
+"$WORKLOADS/labelpool_shared" 9 "$LIB" >/dev/null 2>&1 &
+wl=$!
+"$TAGPROF" agent --output-dir "$out" --window 2 -F 99 2>"$TMP/w.err" &
+ag=$!
+sleep 7
+stop $ag; rc=$?
+wait $wl
+n=$(files "$out"); bad=""; found=0
+for f in "$out"/*_labelpool.pb.gz; do
+	[ -e "$f" ] || continue
+	pprof "$f" -top >/dev/null || bad="$bad $(basename "$f")"
+	[ "$(total "$f" -tagfocus=query_id=q1)" -gt 0 ] && found=$((found + 1))
+done
+nl=$(ls "$out" | grep -c '_labelpool\.pb\.gz$')
+if [ $rc -eq 0 ] && [ "$nl" -ge 3 ] && [ -z "$bad" ] && [ "$found" -ge 3 ] &&
+   [ "$(stat -c %a "$out")" = 750 ] &&
+   [ -z "$(find "$out" -name '*.pb.gz' ! -perm 0640)" ]; then
+	pass agent_windows
+else
+	fail agent_windows "rc=$rc, $n files ($nl labelpool, $found with query_id), unreadable:$bad, dir mode $(stat -c %a "$out"); log: $(tail -3 "$TMP/w.err")"
+fi
+
+# 2. SIGTERM writes the partial window: with 60 s windows, only it exists.
+out=$TMP/t
+"$TAGPROF" agent --output-dir "$out" --window 60 -F 99 2>"$TMP/t.err" &
+ag=$!
+"$WORKLOADS/callchain" 2 >/dev/null
+stop $ag; rc=$?
+if [ $rc -eq 0 ] && [ "$(files "$out")" -ge 1 ] &&
+   ls "$out" | grep -q '_callchain\.pb\.gz$'; then
+	pass agent_sigterm_writes
+else
+	fail agent_sigterm_writes "rc=$rc, files: $(ls "$out" | tr '\n' ' ')"
+fi
+
+# 3. SIGKILL at many moments, some of them mid-write: every .pb.gz left is
+# whole, and the temporary files a kill leaves are cleaned at the next start.
+out=$TMP/k
+"$WORKLOADS/callchain" 12 >/dev/null &
+wl=$!
+for i in 1 2 3 4 5 6; do
+	"$TAGPROF" agent --output-dir "$out" --window 1 -F 499 2>/dev/null &
+	ag=$!
+	sleep "1.$((i * 15))"
+	kill -KILL $ag; wait $ag 2>/dev/null
+done
+bad=""
+for f in "$out"/*.pb.gz; do
+	[ -e "$f" ] || continue
+	gzip -t "$f" 2>/dev/null && pprof "$f" -raw >/dev/null || bad="$bad $(basename "$f")"
+done
+"$TAGPROF" agent --output-dir "$out" --window 60 -F 19 2>/dev/null &
+ag=$!; sleep 1; stop $ag
+wait $wl
+temps=$(ls -A "$out" | grep -v '\.pb\.gz$' | grep -c .)
+if [ -z "$bad" ] && [ "$(files "$out")" -ge 3 ] && [ "$temps" -eq 0 ]; then
+	pass agent_sigkill_no_partial
+else
+	fail agent_sigkill_no_partial "broken:$bad; $(files "$out") files; leftovers: $(ls -A "$out" | grep -v '\.pb\.gz$' | tr '\n' ' ')"
+fi
+
+# 4. A full disk: the agent keeps running, logs once per window, and writes
+# everything once space is back.
+mnt=$TMP/small
+mkdir -p "$mnt"
+if mount -t tmpfs -o size=1m tmpfs "$mnt" 2>/dev/null; then
+	"$WORKLOADS/callchain" 9 >/dev/null &
+	wl=$!
+	"$TAGPROF" agent --output-dir "$mnt/out" --window 1 -F 499 2>"$TMP/d.err" &
+	ag=$!
+	sleep 1.5
+	dd if=/dev/zero of="$mnt/filler" bs=64k 2>/dev/null	# fill it up
+	sleep 3.2
+	full=$(files "$mnt/out")
+	rm -f "$mnt/filler"
+	sleep 3
+	stop $ag; rc=$?
+	wait $wl
+	after=$(files "$mnt/out")
+	errs=$(grep -c 'cannot write' "$TMP/d.err")
+	if [ $rc -eq 0 ] && [ "$errs" -ge 1 ] && [ "$errs" -le 6 ] && [ "$after" -ge $((full + 4)) ]; then
+		pass agent_full_disk
+	else
+		fail agent_full_disk "rc=$rc, $errs error lines, $full files while full, $after after; log: $(tail -3 "$TMP/d.err")"
+	fi
+	umount "$mnt"
+else
+	skip agent_full_disk "cannot mount a tmpfs here"
+fi
+
+# 5. Push to a real HTTP server, which answers the first request with 503.
+log=$TMP/push.log
+python3 "$REPO/tests/push_server.py" --port-file "$TMP/port" --log "$log" --fail-first 1 &
+srv=$!
+for i in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+port=$(cat "$TMP/port")
+"$WORKLOADS/callchain" 5 >/dev/null &
+wl=$!
+"$TAGPROF" agent --output-dir "$TMP/p" --window 2 -F 99 \
+	--push-url "http://127.0.0.1:$port" 2>"$TMP/p.err" &
+ag=$!
+sleep 5.5
+stop $ag
+wait $wl
+kill $srv; wait $srv 2>/dev/null
+why=$(python3 - "$log" <<'PY'
+import json, sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+ok = [r for r in reqs if r.get("status", 200) == 200]
+if len(reqs) < 2: print("only %d requests" % len(reqs)); sys.exit()
+if reqs[0].get("status") != 503: print("first request not answered 503"); sys.exit()
+r = next((r for r in ok if r["query"].get("name", "").startswith("callchain{")), None)
+if not r: print("no callchain push among %s" % [x["query"].get("name") for x in ok]); sys.exit()
+q = r["query"]
+bad = [k for k, v in (("method", r["method"] == "POST"), ("path", r["path"] == "/ingest"),
+       ("format", q.get("format") == "pprof"), ("spyName", q.get("spyName") == "tagprof"),
+       ("host label", "host=" in q.get("name", "")),
+       ("from<until", int(q.get("from", 0)) < int(q.get("until", 0)))) if not v]
+print(" ".join(bad) if bad else "ok %s.%d.pb.gz" % (sys.argv[1], r["n"]))
+PY
+)
+body=${why#ok }
+if [ "${why%% *}" = ok ] && pprof "$body" -top | grep -q leaf_a; then
+	pass agent_push
+else
+	fail agent_push "$why; log: $(tail -2 "$TMP/p.err")"
+fi
+
+# 6. An on-demand --label capture at 999 Hz beside the agent at 19 Hz.
+"$WORKLOADS/labelpool_shared" 8 "$LIB" >/dev/null 2>&1 &
+wl=$!
+"$TAGPROF" agent --output-dir "$TMP/c" --window 2 -F 19 2>/dev/null &
+ag=$!
+sleep 1
+"$TAGPROF" record --label query_id=q3 -d 4 -o "$TMP/q3.pb.gz" 2>/dev/null
+rc=$?
+stop $ag; arc=$?
+wait $wl
+all=$(total "$TMP/q3.pb.gz"); q3=$(total "$TMP/q3.pb.gz" -tagfocus='query_id=^q3$')
+agent_q=$(for f in "$TMP"/c/*_labelpool.pb.gz; do total "$f" -tagfocus=query_id=.; done | awk '{ s += $1 } END { print s + 0 }')
+if [ $rc -eq 0 ] && [ $arc -eq 0 ] && [ "$all" = "$q3" ] && [ "$q3" -ge 500 ] && [ "$agent_q" -gt 0 ]; then
+	pass agent_coexist
+else
+	fail agent_coexist "record rc=$rc (q3 $q3 of $all), agent rc=$arc with $agent_q labelled samples"
+fi
+
+# 7. Config: the example file is accepted; a bad line is reported with its
+# number; flags override; SIGHUP re-reads.
+cp "$REPO/deploy/agent.conf" "$TMP/agent.conf"; chmod 600 "$TMP/agent.conf"
+printf 'window = 30\nfreq = 5x\n' >"$TMP/bad.conf"; chmod 600 "$TMP/bad.conf"
+ok=""
+"$TAGPROF" agent --config "$TMP/agent.conf" --check-config >"$TMP/cfg.out" 2>&1 || ok="$ok example-refused"
+"$TAGPROF" agent --config "$TMP/agent.conf" --window 7 --check-config | grep -q '^window = 7$' || ok="$ok flag-no-override"
+"$TAGPROF" agent --config "$TMP/bad.conf" --check-config 2>"$TMP/bad.err" && ok="$ok bad-accepted"
+grep -q "bad.conf:2:" "$TMP/bad.err" || ok="$ok no-line-number($(cat "$TMP/bad.err"))"
+printf 'window = 60\n' >"$TMP/hup.conf"; chmod 600 "$TMP/hup.conf"
+"$TAGPROF" agent --config "$TMP/hup.conf" --output-dir "$TMP/h" -F 19 2>"$TMP/hup.err" &
+ag=$!
+sleep 1
+printf 'window = 1\n' >"$TMP/hup.conf"
+kill -HUP $ag; sleep 2.5
+stop $ag
+grep -q 'reloaded' "$TMP/hup.err" || ok="$ok no-reload"
+[ "$(files "$TMP/h")" -ge 2 ] || ok="$ok reload-not-applied($(files "$TMP/h") files)"
+if [ -z "$ok" ]; then pass agent_config; else fail agent_config "$ok"; fi
+
+# 8. The memory bound: a limit below what the agent needs drops samples,
+# counts them in the profile, says so at start, and the agent goes on.
+"$WORKLOADS/callchain" 4 >/dev/null &
+wl=$!
+"$TAGPROF" agent --output-dir "$TMP/m" --window 2 -F 499 --max-memory 1M 2>"$TMP/m.err" &
+ag=$!
+sleep 3.5
+stop $ag; rc=$?
+wait $wl
+dropped=$(for f in "$TMP"/m/*.pb.gz; do pprof "$f" -raw | sed -n 's/.* \([0-9]*\) dropped over the memory limit.*/\1/p'; done | awk '{ s += $1 } END { print s + 0 }')
+if [ $rc -eq 0 ] && [ "$dropped" -gt 0 ] && grep -q 'samples will be dropped' "$TMP/m.err"; then
+	pass agent_memory_bound
+else
+	fail agent_memory_bound "rc=$rc, dropped $dropped; log: $(tail -2 "$TMP/m.err")"
+fi
