@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "capture.h"
@@ -42,6 +44,8 @@ struct record_opts {
 	char *tag_field, *tag_name;	/* --tag FIELD=NAME */
 	int verbose;
 	char **command;		/* after --, or NULL */
+	int until_pidfd;	/* --until-exit: a pidfd, or -1 */
+	uint32_t until_pid;
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -52,7 +56,7 @@ void record_usage(FILE *out)
 	fprintf(out,
 "usage: tagprof record [-a] [-p PID[,PID...]] [-e EVENT] [-F HZ | -c PERIOD]\n"
 "                      [-d SECONDS] [-o FILE] [-v] [--cgroup PATH] [--idle]\n"
-"                      [--label KEY=VALUE] [--tag FIELD=NAME]\n"
+"                      [--label KEY=VALUE] [--tag FIELD=NAME] [--until-exit PID]\n"
 "                      [-- COMMAND [ARGS...]]\n"
 "\n"
 "Samples CPUs with BPF and writes a gzipped pprof with symbolized user and\n"
@@ -76,6 +80,8 @@ void record_usage(FILE *out)
 "  -d, --duration SECS   stop after SECS seconds (default %d; with COMMAND,\n"
 "                        when the command exits); Ctrl-C stops early and\n"
 "                        still writes the file\n"
+"      --until-exit PID  stop when process PID exits (with -d: whichever\n"
+"                        comes first)\n"
 "  -o, --output FILE     pprof to write (default tagprof.pb.gz)\n"
 "  -v, --verbose         more detail; -vv adds libbpf debug output\n"
 "  -h, --help            this help\n"
@@ -197,6 +203,34 @@ static int parse_pair(const char *opt, const char *form, const char *arg,
 	return *key && *val ? 0 : -ENOMEM;
 }
 
+/* --until-exit PID: a pidfd tells when that very process exits, even if
+ * its pid is reused later. */
+static int watch_pid(struct record_opts *o, const char *arg)
+{
+	uint64_t v;
+
+	if (!parse_u64(arg, INT32_MAX, &v)) {
+		fprintf(stderr, "tagprof: invalid pid '%s'\n", arg);
+		return -EINVAL;
+	}
+	o->until_pidfd = syscall(SYS_pidfd_open, (pid_t)v, 0);
+	if (o->until_pidfd < 0) {
+		fprintf(stderr, "tagprof: --until-exit %" PRIu64 ": %s\n", v,
+			errno == ESRCH ? "no such process" : strerror(errno));
+		return -errno;
+	}
+	o->until_pid = v;
+	return 0;
+}
+
+/* Whether the --until-exit process has exited. */
+static bool watched_exited(const struct record_opts *o)
+{
+	struct pollfd pfd = { .fd = o->until_pidfd, .events = POLLIN };
+
+	return o->until_pidfd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
 /* Returns 0, or 2 for a usage error (already reported). */
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
@@ -213,6 +247,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "idle", no_argument, NULL, 'I' },
 		{ "label", required_argument, NULL, 'L' },
 		{ "tag", required_argument, NULL, 'T' },
+		{ "until-exit", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -221,6 +256,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 
 	o->event = "auto";
 	o->output = "tagprof.pb.gz";
+	o->until_pidfd = -1;
 	optind = 1;
 	/* '+': stop at the first non-option, so COMMAND keeps its flags. */
 	while ((c = getopt_long(argc, argv, "+ap:e:F:c:d:o:vh", longopts,
@@ -279,6 +315,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'T':
 			if (parse_pair("--tag", "FIELD=NAME", optarg, 255,
 				       &o->tag_field, &o->tag_name))
+				return 2;
+			break;
+		case 'U':
+			if (watch_pid(o, optarg))
 				return 2;
 			break;
 		case 'h':
@@ -418,7 +458,8 @@ static void capture_loop(struct capture *c, const struct record_opts *o,
 	for (;;) {
 		capture__poll(c, 100);
 		elapsed = clock_ns(CLOCK_MONOTONIC) - start_ns;
-		if (stop_requested || (limit && elapsed >= limit))
+		if (stop_requested || (limit && elapsed >= limit) ||
+		    watched_exited(o))
 			break;
 		if (child > 0 && child_changed) {
 			child_changed = 0;
@@ -488,7 +529,7 @@ static int run(struct record_opts *o)
 	if (!o->freq && !o->period)
 		o->freq = o->label_key || o->tag_field ? LABEL_FREQ :
 							 DEFAULT_FREQ;
-	if (!o->seconds && !o->command)
+	if (!o->seconds && !o->command && o->until_pidfd < 0)
 		o->seconds = DEFAULT_SECONDS;
 	if (choose_event(o, &co.event))
 		goto cleanup;

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_bpf cli_help cli_bad_event cli_bad_pid cli_bad_output cli_bad_numbers \
 	cli_no_privilege cli_hw_event cli_sigint_writes cli_command_status \
-	cli_command_missing cli_profile_tables cli_pid_filter
+	cli_command_missing cli_profile_tables cli_pid_filter cli_until_exit
 
 # expect_error NAME PATTERN ARGS...: record must fail, say PATTERN, write nothing.
 expect_error() {
@@ -156,3 +156,17 @@ pid_filter() {
 		{ echo "processes in profile: '$procs', samples $(total "$out")"; return 1; }
 }
 check cli_pid_filter pid_filter
+
+# --until-exit PID ends the capture when that process exits, well before -d.
+until_exit() {
+	local wl start took
+	"$WORKLOADS/callchain" 1.5 & wl=$!
+	start=$(date +%s%N)
+	"$TAGPROF" record --until-exit $wl -d 30 -o "$TMP/ue.pb.gz" 2>/dev/null || return 1
+	took=$(( ($(date +%s%N) - start) / 1000000 ))
+	wait $wl
+	[ "$took" -lt 5000 ] && [ "$(total "$TMP/ue.pb.gz" -tagfocus=process=callchain)" -gt 50 ] ||
+		{ echo "took ${took} ms"; return 1; }
+	expect_error ue_missing 'no such process' --until-exit 999999999
+}
+check cli_until_exit until_exit
