@@ -262,7 +262,14 @@ fail:
 
 int sampler__poll(struct sampler *s, int timeout_ms)
 {
-	return ring_buffer__poll(s->rb, timeout_ms);
+	int n = ring_buffer__poll(s->rb, timeout_ms), m;
+
+	/* Samples do not wake us (see wakeup_flag in the BPF program): take
+	 * what waits whenever the poll returns, timeout included. */
+	m = ring_buffer__consume(s->rb);
+	if (n < 0)
+		return n;
+	return m < 0 ? m : n + m;
 }
 
 static void close_events(struct sampler *s)
