@@ -17,6 +17,7 @@ const volatile bool filter_cgroup = false;	/* only tasks under cgroups[0] */
 const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
 const volatile bool filter_label = false;	/* --label: only matching contexts */
 const volatile bool filter_tag = false;		/* --tag: only matching tags */
+const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -68,7 +69,7 @@ struct {
 static __always_inline __u64 wakeup_flag(void)
 {
 	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-			       TP_RINGBUF_BYTES / 4 ?
+			       ring_wakeup_bytes ?
 		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 

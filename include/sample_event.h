@@ -11,7 +11,7 @@
 #define TP_MAX_FRAMES	127	/* per stack; the kernel's perf_event_max_stack */
 #define TP_COMM_LEN	16
 #define TP_MAX_PIDS	8192	/* pid filter entries, children included */
-#define TP_RINGBUF_BYTES (8u << 20)
+#define TP_RINGBUF_BYTES (8u << 20)	/* default; the agent sizes it by rate */
 
 enum tp_rec_type {
 	TP_REC_SAMPLE = 1,	/* struct tp_sample + frames */

@@ -470,11 +470,15 @@ static void reload(struct agent *a)
 
 static int run(struct agent *a)
 {
-	time_t next = window_end(time(NULL), a->cfg.window_s);
+	time_t next = window_end(time(NULL), a->cfg.window_s), checked = 0;
 
 	while (!stop_requested) {
 		capture__poll(a->cap, 100);
-		capture__set_dropping(a->cap, heap_bytes() > a->cfg.max_memory);
+		if (time(NULL) != checked) {	/* the heap, once a second */
+			checked = time(NULL);
+			capture__set_dropping(a->cap,
+					      heap_bytes() > a->cfg.max_memory);
+		}
 		if (reload_requested) {
 			reload_requested = 0;
 			reload(a);

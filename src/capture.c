@@ -27,6 +27,7 @@ struct capture {
 	struct threadctx *tc;
 	struct pprof *pp;		/* the current window */
 	int ncpus;
+	int next_due_ms;		/* next context discovery, -1: none */
 	bool dropping;
 	/* since the start */
 	uint64_t records, samples;
@@ -230,13 +231,18 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 		threadctx__scan_all(c->tc);
 	c->win_real_ns = clock_ns(CLOCK_REALTIME);
 	c->win_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	c->next_due_ms = -1;
 	return c;
 }
 
 void capture__poll(struct capture *c, int timeout_ms)
 {
+	/* Samples do not wake the reader: a discovery due sooner than the
+	 * timeout shortens the wait, so it happens on time. */
+	if (c->next_due_ms >= 0 && c->next_due_ms < timeout_ms)
+		timeout_ms = c->next_due_ms;
 	sampler__poll(c->sampler, timeout_ms);
-	threadctx__tick(c->tc);
+	c->next_due_ms = threadctx__tick(c->tc);
 }
 
 void capture__stop(struct capture *c)

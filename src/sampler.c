@@ -22,6 +22,7 @@ struct sampler {
 	struct bpf_link **links;	/* one per opened CPU; owns its fd */
 	int nlinks;
 	int ncpus;			/* possible CPUs: per-CPU map width */
+	__u32 ring_size;
 	sampler_record_fn fn;
 	void *ctx;
 };
@@ -186,6 +187,21 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
 	return 0;
 }
 
+/* Ring buffer: about a second of records at the expected rate (2 KiB a
+ * sample covers deep stacks and a context), a power of two between 256 KiB
+ * and 16 MiB. Its pages count in the resident size once written, so a
+ * 19 Hz agent should not carry what a 999 Hz capture needs. */
+static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
+{
+	uint64_t rate = o->use_period ? 1000 : o->freq;	/* unknown: assume 1 kHz */
+	uint64_t want = rate * (uint64_t)ncpus * 2048;
+	__u32 size = 256 << 10;
+
+	while (size < want && size < (16u << 20))
+		size <<= 1;
+	return size;
+}
+
 static int load(struct sampler *s, const struct sampler_opts *o, char *err,
 		size_t errlen)
 {
@@ -203,6 +219,9 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err,
 	s->skel->rodata->include_idle = o->include_idle;
 	s->skel->rodata->filter_label = o->filter_label;
 	s->skel->rodata->filter_tag = o->filter_tag;
+	s->ring_size = ring_bytes(o, s->ncpus);
+	bpf_map__set_max_entries(s->skel->maps.events, s->ring_size);
+	s->skel->rodata->ring_wakeup_bytes = s->ring_size / 4;
 
 	ret = sample_bpf__load(s->skel);
 	if (ret) {

@@ -31,8 +31,13 @@
 #define MAX_RETRIES 10
 #define RECHECK_FIRST_NS (500 * MS)	/* no symbol: look again later... */
 #define RECHECK_MAX_NS (32000 * MS)	/* ...backing off up to this */
-#define REFRESH_NS (100 * MS)		/* key map re-reads, per process */
+#define REFRESH_NS (10 * MS)		/* key map re-reads, per process: a
+					   32-byte header read when its place
+					   is known... */
+#define REFRESH_SCAN_NS (100 * MS)	/* ...a maps scan when it is not */
 #define CTX_POLL_NS (1000 * MS)		/* process context changed? */
+#define CTX_POLL_YOUNG_NS (100 * MS)	/* ...sooner while a process starts */
+#define YOUNG_NS (3000 * MS)		/* how long "starts" lasts */
 
 struct pctx {
 	uint32_t pid;
@@ -42,6 +47,7 @@ struct pctx {
 	uint64_t due_ns;	/* next discovery; 0 = none planned */
 	uint64_t recheck_ns;	/* current back-off for processes without one */
 	uint64_t refreshed_ns;	/* last key-map re-read */
+	uint64_t found_ns;	/* when discovery first found something */
 	struct tp_proc_cfg cfg;
 	struct procctx ctx;
 	struct tags tags;
@@ -229,10 +235,14 @@ static void discover(struct threadctx *t, struct pctx *p)
 		memset(&p->cfg.custom, 0, sizeof(p->cfg.custom));
 		r2 = -ENOENT;
 	}
-	/* Tags need no TLS symbol: their declaration is in the context. */
-	if (procctx__read(p->pid, &p->ctx) == 0)
+	/* Keys and tags are in the process context, which the writers of a
+	 * thread context publish (libtagprof does, for tags too): only then is
+	 * it worth another read of the maps. */
+	if (r1 == 0 && procctx__read(p->pid, &p->ctx) == 0)
 		load_tags(t, p);
 	if (r1 == 0 || r2 == 0 || p->tags.reg) {
+		if (!p->found_ns)
+			p->found_ns = now_ns();
 		publish(t, p);
 		if (!p->counted) {
 			t->stats.procs_found++;
@@ -284,8 +294,13 @@ static void schedule(struct threadctx *t, uint32_t pid, uint64_t delay)
 
 void threadctx__on_exec(struct threadctx *t, uint32_t pid)
 {
+	bool known = lookup(t, pid) != NULL;
+
 	drop(t, pid);		/* a new image: nothing found before holds */
-	schedule(t, pid, EXEC_DELAY_NS);
+	/* Only a process we track is looked at again at once: every exec on
+	 * the machine would cost a discovery; others wait for a sample. */
+	if (known)
+		schedule(t, pid, EXEC_DELAY_NS);
 }
 
 void threadctx__on_exit(struct threadctx *t, uint32_t pid)
@@ -298,7 +313,14 @@ void threadctx__on_exit(struct threadctx *t, uint32_t pid)
  * a tag declaration, or a --label/--tag filter that can now be resolved. */
 static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 {
-	if (!p->ctx.header_addr || now - p->refreshed_ns < CTX_POLL_NS)
+	uint64_t every = now - p->found_ns < YOUNG_NS ? CTX_POLL_YOUNG_NS :
+							CTX_POLL_NS;
+
+	/* Processes with a context symbol may publish their process context
+	 * (keys, tags) after we found them: look for it too, not only at a
+	 * mapping already known. A starting process is looked at more often:
+	 * that is when it declares what it has. */
+	if ((!p->ctx.header_addr && !p->found) || now - p->refreshed_ns < every)
 		return;
 	p->refreshed_ns = now;
 	if (procctx__read(p->pid, &p->ctx) != 0)
@@ -314,9 +336,9 @@ static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 	}
 }
 
-void threadctx__tick(struct threadctx *t)
+int threadctx__tick(struct threadctx *t)
 {
-	uint64_t now = now_ns(), v;
+	uint64_t now = now_ns(), v, next = UINT64_MAX;
 	size_t it = 0;
 	struct pctx *p;
 
@@ -325,7 +347,12 @@ void threadctx__tick(struct threadctx *t)
 		if (p->due_ns && p->due_ns <= now)
 			discover(t, p);
 		poll_context(t, p, now);
+		if (p->due_ns && p->due_ns < next)
+			next = p->due_ns;
 	}
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)((next - now) / MS) + 1;
 }
 
 void threadctx__scan_all(struct threadctx *t)
@@ -432,7 +459,8 @@ static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx)
 	if (idx < p->ctx.nkeys)
 		return p->ctx.keys[idx];
 	now = now_ns();
-	if (now - p->refreshed_ns >= REFRESH_NS) {
+	if (now - p->refreshed_ns >= (p->ctx.header_addr ? REFRESH_NS :
+							   REFRESH_SCAN_NS)) {
 		p->refreshed_ns = now;
 		t->stats.key_refreshes++;
 		if (procctx__read(p->pid, &p->ctx) == 0)

@@ -46,8 +46,9 @@ void threadctx__on_sample(struct threadctx *t, uint32_t pid);
 void threadctx__on_exec(struct threadctx *t, uint32_t pid);
 void threadctx__on_exit(struct threadctx *t, uint32_t pid);
 
-/* Runs the discoveries that are due; call every ~100 ms. */
-void threadctx__tick(struct threadctx *t);
+/* Runs the discoveries that are due; call every ~100 ms. Returns the
+ * milliseconds until the next one is due, or -1 if none is planned. */
+int threadctx__tick(struct threadctx *t);
 
 /* Discovers every running process now (used with --label, whose in-kernel
  * filter drops samples of processes not yet configured). */

@@ -155,7 +155,7 @@ stop $ag; arc=$?
 wait $wl
 all=$(total "$TMP/q3.pb.gz"); q3=$(total "$TMP/q3.pb.gz" -tagfocus='query_id=^q3$')
 agent_q=$(for f in "$TMP"/c/*_labelpool.pb.gz; do total "$f" -tagfocus=query_id=.; done | awk '{ s += $1 } END { print s + 0 }')
-if [ $rc -eq 0 ] && [ $arc -eq 0 ] && [ "$all" = "$q3" ] && [ "$q3" -ge 500 ] && [ "$agent_q" -gt 0 ]; then
+if [ $rc -eq 0 ] && [ $arc -eq 0 ] && [ "$all" = "$q3" ] && [ "$q3" -ge 100 ] && [ "$agent_q" -gt 0 ]; then
 	pass agent_coexist
 else
 	fail agent_coexist "record rc=$rc (q3 $q3 of $all), agent rc=$arc with $agent_q labelled samples"
