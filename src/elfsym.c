@@ -51,6 +51,11 @@ struct elfsym {
 	struct elfsym_load *loads;
 	size_t nloads;
 	char build_id[2 * ELFSYM_BUILD_ID_MAX + 1];	/* "" when none */
+	bool has_symtab;	/* a .symtab with bytes in the file */
+	bool has_dwarf;		/* .debug_info/.debug_line with bytes */
+	bool damaged;		/* headers or sections past the end of file */
+	char *debuglink;	/* .gnu_debuglink file name, or NULL */
+	uint32_t debuglink_crc;
 };
 
 /* A candidate while loading: the name still points into the mapped file,
@@ -371,8 +376,9 @@ static void elfsym__hex(char *out, const unsigned char *in, size_t len)
 }
 
 /* Looks for NT_GNU_BUILD_ID among the notes of one data block;
- * gelf_getnote checks each note against the block's size. */
-static bool elfsym__find_build_id(struct elfsym *e, Elf_Data *data)
+ * gelf_getnote checks each note against the block's size. Writes the hex
+ * form into out (2 * ELFSYM_BUILD_ID_MAX + 1 bytes). */
+static bool elfsym__find_build_id(char *out, Elf_Data *data)
 {
 	size_t off = 0, next, name_off, desc_off;
 	const unsigned char *buf = data->d_buf;
@@ -390,13 +396,13 @@ static bool elfsym__find_build_id(struct elfsym *e, Elf_Data *data)
 			continue;
 		if (!nhdr.n_descsz || nhdr.n_descsz > ELFSYM_BUILD_ID_MAX)
 			continue;
-		elfsym__hex(e->build_id, buf + desc_off, nhdr.n_descsz);
+		elfsym__hex(out, buf + desc_off, nhdr.n_descsz);
 		return true;
 	}
 	return false;
 }
 
-static bool elfsym__build_id_from_sections(struct elfsym *e,
+static bool elfsym__build_id_from_sections(char *out,
 					   const struct elfsym_load_ctx *ctx)
 {
 	Elf_Scn *scn = NULL;
@@ -411,14 +417,14 @@ static bool elfsym__build_id_from_sections(struct elfsym *e,
 		if (!elfsym__shdr_in_file(ctx, &shdr))
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (data && elfsym__find_build_id(e, data))
+		if (data && elfsym__find_build_id(out, data))
 			return true;
 	}
 	return false;
 }
 
 /* Fallback for files whose section headers were stripped. */
-static bool elfsym__build_id_from_segments(struct elfsym *e,
+static bool elfsym__build_id_from_segments(char *out,
 					   const struct elfsym_load_ctx *ctx)
 {
 	size_t i, phnum;
@@ -438,7 +444,7 @@ static bool elfsym__build_id_from_segments(struct elfsym *e,
 		type = phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
 		data = elf_getdata_rawchunk(ctx->elf, phdr.p_offset,
 					    phdr.p_filesz, type);
-		if (data && elfsym__find_build_id(e, data))
+		if (data && elfsym__find_build_id(out, data))
 			return true;
 	}
 	return false;
@@ -513,6 +519,91 @@ cleanup:
 	return err;
 }
 
+/* Reads .gnu_debuglink: a file name, NUL, padding to 4 bytes, then the
+ * CRC-32 of the debug file in the file's byte order. A name that could
+ * leave the directory it is looked up in is ignored. */
+static int elfsym__read_debuglink(struct elfsym *e, Elf_Scn *scn,
+				  const GElf_Ehdr *ehdr)
+{
+	const unsigned char *b;
+	Elf_Data *data;
+	size_t len, at;
+
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || data->d_size < 8)
+		return 0;
+	b = data->d_buf;
+	len = strnlen((const char *)b, data->d_size);
+	at = (len + 4) & ~(size_t)3;
+	if (!len || len > 255 || at + 4 > data->d_size)
+		return 0;
+	if (memchr(b, '/', len) || !strcmp((const char *)b, ".") ||
+	    !strcmp((const char *)b, ".."))
+		return 0;
+	e->debuglink = strndup((const char *)b, len);
+	if (!e->debuglink)
+		return -ENOMEM;
+	if (ehdr->e_ident[EI_DATA] == ELFDATA2MSB)
+		e->debuglink_crc = (uint32_t)b[at] << 24 | (uint32_t)b[at + 1] << 16 |
+				   (uint32_t)b[at + 2] << 8 | b[at + 3];
+	else
+		e->debuglink_crc = (uint32_t)b[at + 3] << 24 | (uint32_t)b[at + 2] << 16 |
+				   (uint32_t)b[at + 1] << 8 | b[at];
+	return 0;
+}
+
+/* What the sections say about the file beyond its symbols: whether it has
+ * a symbol table and DWARF of its own, where its debug file is, and
+ * whether it was cut short (a truncated copy keeps its ELF header, but its
+ * section headers or section bytes lie past the end). */
+static int elfsym__scan_sections(struct elfsym *e,
+				 const struct elfsym_load_ctx *ctx,
+				 const GElf_Ehdr *ehdr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	const char *name;
+	int err;
+
+	if (ehdr->e_shnum && (ehdr->e_shoff > ctx->file_size ||
+			      (uint64_t)ehdr->e_shnum * ehdr->e_shentsize >
+			      ctx->file_size - ehdr->e_shoff))
+		e->damaged = true;
+	if (!ctx->have_shdrs) {
+		if (ehdr->e_shoff)
+			e->damaged = true;
+		return 0;
+	}
+	if (elf_getshdrstrndx(ctx->elf, &shstrndx) != 0)
+		shstrndx = 0;
+	while ((scn = elf_nextscn(ctx->elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr)) {
+			e->damaged = true;
+			continue;
+		}
+		if (shdr.sh_type == SHT_NOBITS)
+			continue;
+		if (!elfsym__shdr_in_file(ctx, &shdr)) {
+			e->damaged = true;
+			continue;
+		}
+		if (shdr.sh_type == SHT_SYMTAB && shdr.sh_size)
+			e->has_symtab = true;
+		name = shstrndx ? elf_strptr(ctx->elf, shstrndx, shdr.sh_name) : NULL;
+		if (!name || !shdr.sh_size)
+			continue;
+		if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+			e->has_dwarf = true;
+		if (!strcmp(name, ".gnu_debuglink") && !e->debuglink) {
+			err = elfsym__read_debuglink(e, scn, ehdr);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 /* The libelf side of elfsym__open, once the file is open. */
 static int elfsym__load(struct elfsym *e, struct elfsym_load_ctx *ctx)
 {
@@ -535,8 +626,11 @@ static int elfsym__load(struct elfsym *e, struct elfsym_load_ctx *ctx)
 	err = elfsym__read_loads(e, ctx);
 	if (err)
 		goto cleanup;
-	if (!elfsym__build_id_from_sections(e, ctx))
-		elfsym__build_id_from_segments(e, ctx);
+	if (!elfsym__build_id_from_sections(e->build_id, ctx))
+		elfsym__build_id_from_segments(e->build_id, ctx);
+	err = elfsym__scan_sections(e, ctx, &ehdr);
+	if (err)
+		goto cleanup;
 	err = elfsym__read_symbols(ctx, &cands);
 	if (err)
 		goto cleanup;
@@ -592,6 +686,140 @@ cleanup:
 	return e;
 }
 
+int elfsym__peek_build_id(const char *path, char *out, size_t outlen)
+{
+	struct elfsym_load_ctx ctx = { 0 };
+	char id[2 * ELFSYM_BUILD_ID_MAX + 1] = "";
+	int fd, err = -ENOENT;
+
+	if (!path || outlen < 1)
+		return -EINVAL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	fd = elfsym__open_file(path, &ctx.file_size);
+	if (fd < 0)
+		return fd;
+	ctx.elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!ctx.elf || elf_kind(ctx.elf) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	ctx.have_shdrs = elf_getshdrnum(ctx.elf, &ctx.shnum) == 0 &&
+			 ctx.shnum > 1;
+	if (elfsym__build_id_from_sections(id, &ctx) ||
+	    elfsym__build_id_from_segments(id, &ctx)) {
+		err = strlen(id) < outlen ? 0 : -ENAMETOOLONG;
+		if (!err)
+			memcpy(out, id, strlen(id) + 1);
+	}
+cleanup:
+	if (ctx.elf)
+		elf_end(ctx.elf);
+	close(fd);
+	return err;
+}
+
+/* Reads exactly len bytes at addr of the memory file; false if not. */
+static bool elfsym__mem_read(int memfd, uint64_t addr, void *buf, size_t len)
+{
+	return pread(memfd, buf, len, (off_t)addr) == (ssize_t)len;
+}
+
+#define ELFSYM_MEM_PHDRS_MAX	64
+#define ELFSYM_MEM_NOTE_MAX	4096
+
+int elfsym__mem_build_id(int memfd, uint64_t base, char *out, size_t outlen)
+{
+	Elf64_Phdr ph[ELFSYM_MEM_PHDRS_MAX];
+	unsigned char notes[ELFSYM_MEM_NOTE_MAX];
+	uint64_t bias = 0, len, off;
+	bool have_bias = false;
+	Elf64_Ehdr eh;
+	size_t i, align;
+
+	if (!elfsym__mem_read(memfd, base, &eh, sizeof(eh)))
+		return -EIO;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+		return -ENOEXEC;
+	/* Native 64-bit processes only: the agent's own byte order. */
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
+	    eh.e_phnum > ELFSYM_MEM_PHDRS_MAX || eh.e_phoff > 0x10000)
+		return -ENOTSUP;
+	if (!elfsym__mem_read(memfd, base + eh.e_phoff, ph,
+			      eh.e_phnum * sizeof(ph[0])))
+		return -EIO;
+	/* base maps file offset 0: the segment holding that offset tells
+	 * the load bias. */
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || ph[i].p_offset != 0)
+			continue;
+		bias = base - (ph[i].p_vaddr & ~ELFSYM_PAGE_MASK);
+		have_bias = true;
+		break;
+	}
+	if (!have_bias)
+		return -ENOENT;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (ph[i].p_type != PT_NOTE || !ph[i].p_filesz)
+			continue;
+		len = ph[i].p_filesz < sizeof(notes) ? ph[i].p_filesz :
+						       sizeof(notes);
+		if (!elfsym__mem_read(memfd, bias + ph[i].p_vaddr, notes, len))
+			continue;
+		align = ph[i].p_align == 8 ? 8 : 4;
+		for (off = 0; off + 12 <= len;) {
+			uint32_t namesz, descsz, type;
+			uint64_t name_at, desc_at, next;
+
+			memcpy(&namesz, notes + off, 4);
+			memcpy(&descsz, notes + off + 4, 4);
+			memcpy(&type, notes + off + 8, 4);
+			name_at = off + 12;
+			desc_at = (name_at + namesz + align - 1) & ~(uint64_t)(align - 1);
+			next = (desc_at + descsz + align - 1) & ~(uint64_t)(align - 1);
+			if (desc_at > len || descsz > len - desc_at)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+			    !memcmp(notes + name_at, "GNU", 4) && descsz &&
+			    descsz <= ELFSYM_BUILD_ID_MAX) {
+				if (outlen < 2 * (size_t)descsz + 1)
+					return -ENAMETOOLONG;
+				elfsym__hex(out, notes + desc_at, descsz);
+				return 0;
+			}
+			if (next <= off)
+				break;
+			off = next;
+		}
+	}
+	return -ENOENT;
+}
+
+bool elfsym__has_symtab(const struct elfsym *e)
+{
+	return e && e->has_symtab;
+}
+
+bool elfsym__has_dwarf(const struct elfsym *e)
+{
+	return e && e->has_dwarf;
+}
+
+bool elfsym__damaged(const struct elfsym *e)
+{
+	return e && e->damaged;
+}
+
+const char *elfsym__debuglink(const struct elfsym *e, uint32_t *crc)
+{
+	if (!e || !e->debuglink)
+		return NULL;
+	if (crc)
+		*crc = e->debuglink_crc;
+	return e->debuglink;
+}
+
 void elfsym__free(struct elfsym *e)
 {
 	if (!e)
@@ -599,6 +827,7 @@ void elfsym__free(struct elfsym *e)
 	free(e->syms);
 	free(e->names);
 	free(e->loads);
+	free(e->debuglink);
 	free(e);
 }
 

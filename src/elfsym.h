@@ -2,6 +2,7 @@
 #ifndef TAGPROF_ELFSYM_H
 #define TAGPROF_ELFSYM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -30,5 +31,31 @@ const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
 			   uint64_t *start);
 
 size_t elfsym__count(const struct elfsym *e);          /* symbols loaded */
+
+/* Whether the file has a .symtab, and DWARF (.debug_info), with bytes in
+ * the file (a stripped binary has neither; a debug file made by objcopy
+ * --only-keep-debug has both). */
+bool elfsym__has_symtab(const struct elfsym *e);
+bool elfsym__has_dwarf(const struct elfsym *e);
+
+/* Whether the section headers or a section's bytes lie past the end of the
+ * file: a truncated copy. */
+bool elfsym__damaged(const struct elfsym *e);
+
+/* The .gnu_debuglink file name (a plain name, never containing '/') and
+ * its CRC-32, or NULL when the file has none. */
+const char *elfsym__debuglink(const struct elfsym *e, uint32_t *crc);
+
+/* The GNU build ID of the ELF file at path, read from its notes without
+ * loading symbols, into out (lower-case hex). 0, -ENOENT when it has none,
+ * or -errno (-ENOEXEC: not ELF). */
+int elfsym__peek_build_id(const char *path, char *out, size_t outlen);
+
+/* The GNU build ID of an ELF file as a process mapped it: memfd is the
+ * process's /proc/PID/mem, base the start of the mapping of file offset 0.
+ * Reads the ELF and program headers and the PT_NOTE segments from memory
+ * (64-bit ELF only). 0, or -errno (-EIO: unreadable, -ENOENT: no build
+ * ID, -ENOTSUP: not a 64-bit ELF). */
+int elfsym__mem_build_id(int memfd, uint64_t base, char *out, size_t outlen);
 
 #endif

@@ -91,7 +91,14 @@ struct pprof {
 	size_t scratch_cap;
 	struct pp_label *labels;        /* sorts one sample's labels */
 	size_t labels_cap;
+
+	uint8_t *map_info;      /* MAP_HAS_* per mapping id - 1 */
+	size_t map_info_cap;
 };
+
+#define MAP_HAS_FILENAMES       0x1
+#define MAP_HAS_LINE_NUMBERS    0x2
+#define MAP_HAS_INLINE_FRAMES   0x4
 
 /* ---- growable arrays ---- */
 
@@ -332,6 +339,7 @@ void pprof__free(struct pprof *p)
 	free(p->values);
 	free(p->scratch);
 	free(p->labels);
+	free(p->map_info);
 	free(p);
 }
 
@@ -361,6 +369,26 @@ cleanup:
 	if (!id)
 		errno = ENOMEM;
 	return id;
+}
+
+int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
+			    bool has_filenames, bool has_line_numbers,
+			    bool has_inline_frames)
+{
+	size_t old = p->map_info_cap;
+
+	if (!mapping_id || mapping_id > p->mappings.n)
+		return -ENOENT;
+	if (reserve(&p->map_info, &p->map_info_cap, p->mappings.n,
+		    sizeof(*p->map_info)))
+		return -ENOMEM;
+	if (p->map_info_cap > old)
+		memset(p->map_info + old, 0, p->map_info_cap - old);
+	p->map_info[mapping_id - 1] |=
+		(has_filenames ? MAP_HAS_FILENAMES : 0) |
+		(has_line_numbers ? MAP_HAS_LINE_NUMBERS : 0) |
+		(has_inline_frames ? MAP_HAS_INLINE_FRAMES : 0);
+	return 0;
 }
 
 uint64_t pprof__function(struct pprof *p, const char *name,
@@ -685,6 +713,13 @@ static int fill_mappings(const struct pprof *p, struct enc *e,
 		m->build_id = (int64_t)r->build_id;
 		/* Frames are symbolized already; pprof must not retry. */
 		m->has_functions = 1;
+		if (i < p->map_info_cap) {
+			m->has_filenames = !!(p->map_info[i] & MAP_HAS_FILENAMES);
+			m->has_line_numbers =
+				!!(p->map_info[i] & MAP_HAS_LINE_NUMBERS);
+			m->has_inline_frames =
+				!!(p->map_info[i] & MAP_HAS_INLINE_FRAMES);
+		}
 		e->mapp[k++] = m;
 	}
 	msg->n_mapping = k;

@@ -4,6 +4,7 @@
 #ifndef TAGPROF_PPROF_H
 #define TAGPROF_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,15 @@ int64_t pprof__str(struct pprof *p, const char *s);   /* intern; -1 on ENOMEM */
 uint64_t pprof__mapping(struct pprof *p, uint64_t start, uint64_t limit,
 			uint64_t file_offset, const char *filename,
 			const char *build_id);
+
+/* What the symbolic information of a mapping's locations holds, as the
+ * Mapping's has_filenames, has_line_numbers and has_inline_frames say
+ * (has_functions is always set). Flags only accumulate: a flag passed
+ * false leaves an earlier true. Returns 0, -ENOENT for an unknown id, or
+ * -ENOMEM. */
+int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
+			    bool has_filenames, bool has_line_numbers,
+			    bool has_inline_frames);
 
 /* Deduplicated on (name, system_name, filename); either of the last two
  * may be NULL. Returns the function id, 0 on ENOMEM. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Process table: /proc/PID/maps per sampled process, binaries shared. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -14,14 +15,21 @@
 
 #include "elfsym.h"
 #include "hashmap.h"
+#include "perfmap.h"
 #include "procs.h"
+#include "symfile.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
+#define PERFMAP_RECHECK_NS (1000ull * 1000 * 1000)
+#define PERFMAPS_BUDGET (256ull << 20)	/* all perf maps held, bytes */
+#define DELETED_SUFFIX " (deleted)"
 
 struct procs {
 	struct hashmap *by_pid;		/* pid -> struct proc * */
 	struct hashmap *binaries;	/* "dev:ino:path" -> struct binary * */
+	struct symcache *symcache;	/* symbol files by build ID */
+	uint64_t perfmap_bytes;		/* held by all processes' perf maps */
 	struct procs_stats stats;
 	long clk_tck;
 };
@@ -42,8 +50,9 @@ struct procs *procs__new(void)
 		return NULL;
 	t->by_pid = hashmap__new(0);
 	t->binaries = hashmap__new(0);
+	t->symcache = symcache__new(&t->stats.sym);
 	t->clk_tck = sysconf(_SC_CLK_TCK);
-	if (!t->by_pid || !t->binaries || t->clk_tck <= 0) {
+	if (!t->by_pid || !t->binaries || !t->symcache || t->clk_tck <= 0) {
 		procs__free(t);
 		errno = ENOMEM;
 		return NULL;
@@ -57,8 +66,9 @@ static void binary_free(void *ptr)
 
 	if (!b)
 		return;
-	elfsym__free(b->syms);
+	symcache__put(b->cache, b->sf);
 	free(b->path);
+	free(b->name);
 	free(b);
 }
 
@@ -78,6 +88,9 @@ static void proc_free(void *ptr)
 		return;
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
+	if (p->perfmap && p->owner)
+		p->owner->perfmap_bytes -= perfmap__bytes(p->perfmap);
+	perfmap__free(p->perfmap);
 	free(p);
 }
 
@@ -87,6 +100,7 @@ void procs__free(struct procs *t)
 		return;
 	hashmap__free_values(t->by_pid, proc_free);
 	hashmap__free_values(t->binaries, binary_free);
+	symcache__free(t->symcache);
 	free(t);
 }
 
@@ -112,26 +126,51 @@ static struct binary *binary_get(struct procs *t, const char *path,
 	b->path = strdup(path);
 	b->dev = dev;
 	b->ino = ino;
-	if (!b->path || hashmap__put(t->binaries, key, n, (uintptr_t)b)) {
+	b->cache = t->symcache;
+	if (b->path) {
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		size_t len = strlen(base), sl = strlen(DELETED_SUFFIX);
+
+		if (path[0] == '/' && len > sl &&
+		    !strcmp(base + len - sl, DELETED_SUFFIX)) {
+			b->deleted = true;
+			len -= sl;
+		}
+		b->name = strndup(base, len);
+	}
+	if (!b->path || !b->name ||
+	    hashmap__put(t->binaries, key, n, (uintptr_t)b)) {
 		binary_free(b);
 		return NULL;
 	}
-	b->name = strrchr(b->path, '/') ? strrchr(b->path, '/') + 1 : b->path;
 	return b;
 }
 
-/* Parses one /proc/PID/maps line into m; false for lines to skip. */
-static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m)
+/* Where a file's offset 0 (its ELF header) is mapped: the mapping before
+ * its executable one, in address order. */
+struct hdr_map {
+	uint64_t start, dev, ino;
+	bool valid;
+};
+
+/* Parses one /proc/PID/maps line into m; false for lines to skip. Notes
+ * mappings of file offset 0 in *hdr. */
+static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m,
+			    struct hdr_map *hdr)
 {
 	unsigned long long start, end, off, ino;
 	unsigned int maj, min;
 	char perms[8];
 	int pos = 0;
 	char *path, *nl;
+	uint64_t dev;
 
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
 		   perms, &off, &maj, &min, &ino, &pos) < 7 || pos == 0)
 		return false;
+	dev = ((uint64_t)maj << 32) | min;
+	if (off == 0 && ino && end > start)
+		*hdr = (struct hdr_map){ start, dev, ino, true };
 	if (perms[2] != 'x' || end <= start)
 		return false;
 	path = line + pos;
@@ -148,7 +187,9 @@ static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m)
 		return true;
 	}
 	/* " (deleted)" files are still mapped; symbols may be gone. */
-	m->bin = binary_get(t, path, ((uint64_t)maj << 32) | min, ino);
+	m->bin = binary_get(t, path, dev, ino);
+	if (hdr->valid && hdr->dev == dev && hdr->ino == ino)
+		m->hdr_start = hdr->start;
 	return true;
 }
 
@@ -157,6 +198,7 @@ static int load_maps(struct procs *t, struct proc *p)
 	char path[64], *line = NULL;
 	struct proc_map *maps = NULL, *tmp;
 	size_t n = 0, cap = 0, lcap = 0;
+	struct hdr_map hdr = { 0 };
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
@@ -174,7 +216,7 @@ static int load_maps(struct procs *t, struct proc *p)
 				break;
 			maps = tmp;
 		}
-		if (parse_maps_line(t, line, &maps[n]))
+		if (parse_maps_line(t, line, &maps[n], &hdr))
 			n++;
 	}
 	free(line);
@@ -250,6 +292,7 @@ static struct proc *proc_create(struct procs *t, uint32_t pid,
 
 	if (!p)
 		return NULL;
+	p->owner = t;
 	p->pid = pid;
 	p->start_ns = start_ns;
 	t->stats.procs_seen++;
@@ -346,30 +389,242 @@ static bool same_file(const char *path, uint64_t dev, uint64_t ino)
 	       (((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) == dev;
 }
 
-struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
-				  struct binary *b)
+/* The build ID of the file as the process maps it, read from its memory;
+ * false when it cannot be read (the process is gone, or not 64-bit). */
+static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
+			    char *id, size_t len)
 {
-	char path[PATH_MAX + 32];
+	char path[64];
+	int fd, err;
 
+	if (!m->hdr_start || p->stale)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	err = elfsym__mem_build_id(fd, m->hdr_start, id, len);
+	close(fd);
+	return err == 0;
+}
+
+/* Loads the symbols of m's binary from path, if path holds the mapped
+ * file. 1: loaded; 0: path is not the file (try the next); -errno:
+ * readable but not loadable (stop). */
+static int try_binary_path(struct procs *t, const struct proc *p,
+			   struct binary *b, const char *path,
+			   const char *orig, const char *expected,
+			   bool trusted_without_id, bool *mismatch)
+{
+	char id[160], root[64];
+	struct symfile_source src;
+	int rc;
+
+	rc = elfsym__peek_build_id(path, id, sizeof(id));
+	if (rc == -ENOENT && access(path, F_OK))
+		return 0;		/* no file there */
+	if (rc && rc != -ENOENT)
+		return rc;		/* not ELF, or unreadable */
+	if (expected) {
+		if (rc || strcmp(id, expected)) {
+			*mismatch = true;
+			return 0;
+		}
+	} else if (!trusted_without_id) {
+		if (b->deleted)
+			*mismatch = true;
+		return 0;
+	}
+	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
+	src = (struct symfile_source){ .path = path, .build_id = rc ? NULL : id,
+				       .root = root, .orig_path = orig };
+	b->sf = symcache__get(t->symcache, &src);
+	if (!b->sf)
+		return errno ? -errno : -EINVAL;
+	b->syms = symfile__elfsym(b->sf);
+	return 1;
+}
+
+struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
+				   struct proc_map *m)
+{
+	char path[PATH_MAX + 32], orig[PATH_MAX], expected[160];
+	struct binary *b = m->bin;
+	bool have_id, mismatch = false;
+	size_t len;
+	int rc;
+
+	if (!b)
+		return NULL;
 	if (b->loaded)
-		return b->syms;
+		return b->sf;
 	b->loaded = true;
 	if (b->path[0] != '/') {	/* [vdso], [vsyscall] and the like */
 		b->load_err = ENOENT;
 		return NULL;
 	}
-	/* Through the process's root, so container binaries resolve. */
-	snprintf(path, sizeof(path), "/proc/%u/root%s", p->pid, b->path);
-	b->syms = elfsym__open(path);
-	/* The process may be gone: the host path is only the same file if its
-	 * device and inode match what the maps said. */
-	if (!b->syms && same_file(b->path, b->dev, b->ino))
-		b->syms = elfsym__open(b->path);
-	if (!b->syms) {
-		b->load_err = errno;
-		t->stats.elf_failed++;
+	len = strlen(b->path);
+	if (b->deleted)
+		len -= strlen(DELETED_SUFFIX);
+	if (len >= sizeof(orig)) {
+		b->load_err = ENAMETOOLONG;
+		return NULL;
 	}
-	return b->syms;
+	memcpy(orig, b->path, len);
+	orig[len] = '\0';
+	have_id = mapped_build_id(p, m, expected, sizeof(expected));
+	/* Through the process's root, so container binaries resolve; it is
+	 * the mapped file unless the maps say it was replaced. */
+	snprintf(path, sizeof(path), "/proc/%u/root%s", p->pid, orig);
+	rc = try_binary_path(t, p, b, path, orig, have_id ? expected : NULL,
+			     !b->deleted, &mismatch);
+	/* The process may be gone: the host path is only the same file if
+	 * its build ID, else its device and inode, match. */
+	if (rc == 0)
+		rc = try_binary_path(t, p, b, orig, orig,
+				     have_id ? expected : NULL,
+				     same_file(orig, b->dev, b->ino), &mismatch);
+	if (rc > 0) {
+		if (elfsym__damaged(b->syms))
+			t->stats.elf_corrupt++;
+		return b->sf;
+	}
+	b->load_err = rc < 0 ? -rc : mismatch ? ESTALE : ENOENT;
+	t->stats.elf_failed++;
+	if (mismatch && rc == 0)
+		t->stats.build_id_mismatch++;
+	else if (rc == -ENOEXEC || rc == -EINVAL)
+		t->stats.elf_corrupt++;
+	return NULL;
+}
+
+struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
+				  struct binary *b)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].bin == b) {
+			procs__map_symfile(t, p, &p->maps[i]);
+			return b->syms;
+		}
+	return b->loaded ? b->syms : NULL;
+}
+
+struct symcache *procs__symcache(struct procs *t)
+{
+	return t->symcache;
+}
+
+/* The pid the process has in its own namespace and its effective uid,
+ * from /proc/PID/status. */
+static bool ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
+{
+	char path[64], *line = NULL, *s, *end;
+	unsigned long v;
+	bool have_pid = false, have_uid = false;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	*nspid = pid;
+	while (getline(&line, &cap, f) > 0) {
+		if (!strncmp(line, "NSpid:", 6)) {
+			/* The last field is the innermost namespace's. */
+			for (s = line + 6;; s = end) {
+				v = strtoul(s, &end, 10);
+				if (end == s)
+					break;
+				*nspid = v;
+				have_pid = true;
+			}
+		} else if (!strncmp(line, "Uid:", 4)) {
+			strtoul(line + 4, &end, 10);	/* real */
+			v = strtoul(end, &s, 10);	/* effective */
+			if (s != end) {
+				*uid = v;
+				have_uid = true;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	return have_uid && (have_pid || *nspid == pid);
+}
+
+static void perfmap_refresh(struct procs *t, struct proc *p)
+{
+	struct perfmap_stats st;
+	struct perfmap *pm;
+	char path[128];
+	uint32_t nspid;
+	struct stat sb;
+	uid_t uid;
+	size_t old, now;
+	int err;
+
+	p->perfmap_tried = true;
+	p->perfmap_checked_ns = now_ns();
+	if (!ns_pid_uid(p->pid, &nspid, &uid))
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", p->pid,
+		 nspid);
+	if (lstat(path, &sb))
+		return;
+	if (p->perfmap && (uint64_t)sb.st_ino == p->perfmap_ino &&
+	    (uint64_t)sb.st_size == p->perfmap_size &&
+	    (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + sb.st_mtim.tv_nsec ==
+	    p->perfmap_mtime_ns)
+		return;
+	err = perfmap__read(path, uid, &pm, &st);
+	if (err) {
+		if ((err == -EPERM || err == -ENOEXEC) && !p->perfmap_refused) {
+			p->perfmap_refused = true;
+			t->stats.perfmap_refused++;
+		}
+		return;
+	}
+	old = perfmap__bytes(p->perfmap);
+	now = perfmap__bytes(pm);
+	if (t->perfmap_bytes - old + now > PERFMAPS_BUDGET) {
+		perfmap__free(pm);
+		t->stats.perfmap_over_budget++;
+		return;
+	}
+	if (!p->perfmap)
+		t->stats.perfmaps_read++;
+	/* Maps grow by appending: count only lines not counted before. */
+	if (st.bad_lines > p->perfmap_bad)
+		t->stats.perfmap_bad_lines += st.bad_lines - p->perfmap_bad;
+	p->perfmap_bad = st.bad_lines;
+	if (st.truncated && !p->perfmap_truncated) {
+		p->perfmap_truncated = true;
+		t->stats.perfmap_truncated++;
+	}
+	perfmap__free(p->perfmap);
+	t->perfmap_bytes = t->perfmap_bytes - old + now;
+	p->perfmap = pm;
+	p->perfmap_ino = sb.st_ino;
+	p->perfmap_size = sb.st_size;
+	p->perfmap_mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
+			      sb.st_mtim.tv_nsec;
+}
+
+const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr)
+{
+	const char *name;
+
+	if (p->stale)
+		return NULL;
+	name = perfmap__lookup(p->perfmap, addr, NULL);
+	if (name)
+		return name;
+	if (p->perfmap_tried &&
+	    now_ns() - p->perfmap_checked_ns < PERFMAP_RECHECK_NS)
+		return NULL;
+	perfmap_refresh(t, p);
+	return perfmap__lookup(p->perfmap, addr, NULL);
 }
 
 /* Whether pid still names the process that started at start_ns. */
@@ -381,6 +636,11 @@ static bool alive(const struct procs *t, uint32_t pid, uint64_t start_ns)
 		return false;
 	return !start_ns ||
 	       ticks == start_ns / (1000000000ull / (uint64_t)t->clk_tck);
+}
+
+bool procs__alive(const struct procs *t, uint32_t pid, uint64_t start_ns)
+{
+	return alive(t, pid, start_ns);
 }
 
 /* Keys of the entries of m whose value fails keep(), to delete after an
@@ -452,6 +712,8 @@ void procs__sweep(struct procs *t)
 	drop_all(t->by_pid, keys, n, proc_free);
 	n = collect(t->binaries, binary_unused, t, &keys);
 	drop_all(t->binaries, keys, n, binary_free);
+	/* Then the symbol files no binary uses any more. */
+	symcache__sweep(t->symcache);
 }
 
 size_t procs__count(const struct procs *t)

@@ -9,24 +9,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "debuginfo.h"
+
 struct elfsym;
+struct perfmap;
+struct symcache;
+struct symfile;
 
 /* One file-backed or special executable mapping, shared across processes
- * that map the same file. */
+ * that map the same file. Its symbols are a symfile, shared by build ID. */
 struct binary {
 	char *path;		/* as in /proc/PID/maps, e.g. /usr/lib/libc.so.6 */
-	const char *name;	/* basename of path */
+	char *name;		/* basename of path, without " (deleted)" */
 	uint64_t dev, ino;
-	struct elfsym *syms;	/* loaded on first use; NULL if unreadable */
+	bool deleted;		/* the maps said " (deleted)": replaced */
+	struct symfile *sf;	/* loaded on first use; NULL if unreadable
+				 * or not the file that is mapped */
+	struct elfsym *syms;	/* sf's own symbol table */
 	bool loaded;
-	int load_err;		/* errno of the failed load, 0 if none */
+	int load_err;		/* errno of the failed load, 0 if none;
+				 * ESTALE: another build than the mapped one */
 	unsigned int refs;	/* mappings that use it */
+	struct symcache *cache;
 };
 
 struct proc_map {
 	uint64_t start, end, offset;
 	struct binary *bin;	/* NULL for anonymous memory */
 	bool anon_exec;		/* executable anonymous memory (JIT) */
+	uint64_t hdr_start;	/* where this process maps the file's offset
+				 * 0 (its ELF header), 0 if nowhere */
 	uint64_t pprof_id;	/* pprof mapping id, valid for pprof_gen */
 	uint64_t pprof_gen;
 };
@@ -39,6 +51,13 @@ struct proc {
 	size_t nmaps;
 	bool stale;		/* /proc says another process now owns the pid */
 	uint64_t loaded_ns;	/* when maps were last read */
+	/* JIT symbols: /tmp/perf-NSPID.map under the process's root. */
+	struct perfmap *perfmap;
+	bool perfmap_tried, perfmap_refused, perfmap_truncated;
+	uint64_t perfmap_checked_ns;
+	uint64_t perfmap_ino, perfmap_size, perfmap_mtime_ns;
+	uint64_t perfmap_bad;	/* garbage lines in the last read */
+	struct procs *owner;
 };
 
 struct procs_stats {
@@ -47,6 +66,16 @@ struct procs_stats {
 	uint64_t maps_failed;	/* /proc/PID/maps unreadable (process gone) */
 	uint64_t pid_reused;	/* /proc/PID belongs to a newer process */
 	uint64_t elf_failed;	/* binaries whose symbols could not be read */
+	uint64_t elf_corrupt;	/* ... not ELF, or corrupt or truncated ELF */
+	uint64_t build_id_mismatch; /* the file on disk is not the build the
+				 * process maps (replaced): not trusted */
+	uint64_t perfmaps_read;	/* JIT perf maps read (first reads) */
+	uint64_t perfmap_bad_lines;	/* lines skipped as garbage */
+	uint64_t perfmap_truncated;	/* maps over the size bounds */
+	uint64_t perfmap_refused;	/* not a regular file, a symbolic link,
+				 * or owned by another user */
+	uint64_t perfmap_over_budget;	/* not kept: all maps over the bound */
+	struct debuginfo_stats sym;	/* symbol files and debug info */
 };
 
 struct procs;
@@ -72,9 +101,32 @@ struct proc_map *procs__find_map(struct procs *t, struct proc *p,
 struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
 				  struct binary *b);
 
+/* The symbol file of the binary a mapping holds, loaded on first use. The
+ * file opened (through /proc/PID/root, else the host path when the
+ * process is gone) is trusted only when its GNU build ID equals the one
+ * the process has in memory (read from the mapped ELF headers), or, when
+ * that cannot be read, when it is the very file mapped (not replaced;
+ * same device and inode for the host path). NULL if unreadable or not
+ * trusted (counted in the stats). */
+struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
+				   struct proc_map *m);
+
+/* The symbol cache, for lookups (symfile__lookup). */
+struct symcache *procs__symcache(struct procs *t);
+
+/* The name a JIT gave the code at addr in its perf map
+ * (/tmp/perf-PID.map, PID as the process sees itself), or NULL. The map
+ * is read on first use and again, at most once a second, when an address
+ * is missing and the file changed. The name is valid until the next call
+ * for this process. */
+const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr);
+
 /* Frees entries of processes that are gone (exit events can be lost, or
  * come before we saw the process) and binaries no process maps any more. */
 void procs__sweep(struct procs *t);
+
+/* Whether pid still names the process that started at start_ns (0: any). */
+bool procs__alive(const struct procs *t, uint32_t pid, uint64_t start_ns);
 
 size_t procs__count(const struct procs *t);
 const struct procs_stats *procs__stats(const struct procs *t);

@@ -4,6 +4,7 @@
 #ifndef TAGPROF_SYMBOLIZE_H
 #define TAGPROF_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,14 +13,27 @@ struct procs;
 struct proc;
 struct kallsyms;
 
+/* Counted per location, i.e. per distinct address in a profile (per
+ * window for the agent), except the *_frames totals. */
 struct symbolize_stats {
 	uint64_t user_frames, kernel_frames;
 	uint64_t unmapped;	/* user address in no executable mapping */
 	uint64_t no_symbol;	/* mapped, but no symbol covers it */
 	uint64_t kernel_no_symbol;
+	uint64_t with_lines;	/* user locations with a source file:line */
+	uint64_t inlined;	/* inlined-function lines added to them */
+	uint64_t jit_named;	/* anonymous code named by a JIT perf map */
+	uint64_t anon_unnamed;	/* anonymous code no perf map names */
+	uint64_t untrusted;	/* in binaries replaced on disk or corrupt */
 };
 
 struct symbolizer;
+
+/* Whether symbolizers created from now on demangle C++ and Rust names
+ * (the default; `--no-demangle` turns it off). Function names are then
+ * the demangled ones and system_name the symbol; off, both are the
+ * symbol. */
+void symbolize__set_demangle_default(bool on);
 
 /* ks may be NULL (kallsyms unreadable): kernel frames are then unnamed. */
 struct symbolizer *symbolizer__new(struct procs *procs, struct kallsyms *ks);

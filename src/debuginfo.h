@@ -1,0 +1,105 @@
+/* Separate debug files and DWARF.
+ *
+ * Distributions strip their binaries and ship the symbol tables and DWARF
+ * in debug files (Debian's -dbgsym packages) under /usr/lib/debug. A
+ * binary names its debug file two ways, and both are looked up, through
+ * the process's root first (a container's own /usr/lib/debug), then the
+ * host's:
+ *
+ *   by build ID   DIR/.build-id/xx/rest-of-the-id.debug
+ *   by debuglink  the .gnu_debuglink name, in the binary's directory, its
+ *                 .debug/ subdirectory, and DIR/<binary's directory>/
+ *
+ * DIR is /usr/lib/debug, or the directories listed in the environment
+ * variable TAGPROF_DEBUG_DIRS (absolute paths, separated by ':') when it
+ * is set. A debug file is used only when its build ID equals the binary's
+ * and, found by debuglink, its CRC-32 equals the one the link records; a
+ * truncated or corrupt one is refused. Every refusal is counted.
+ *
+ * DWARF gives source file and line for an address, and the functions
+ * inlined there: one frame per inlined call, innermost first. */
+#ifndef TAGPROF_DEBUGINFO_H
+#define TAGPROF_DEBUGINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elfsym;
+
+struct debuginfo_stats {
+	uint64_t files;			/* symbol files loaded */
+	uint64_t shared;		/* binaries served by a loaded file */
+	uint64_t debug_by_build_id;	/* debug files found by build ID */
+	uint64_t debug_by_link;		/* ... and by .gnu_debuglink */
+	uint64_t debug_missing;		/* stripped, and no debug file found */
+	uint64_t debug_crc_mismatch;	/* refused: CRC-32 differs */
+	uint64_t debug_build_id_mismatch; /* refused: another build's */
+	uint64_t debug_bad;		/* refused: unreadable or truncated */
+	uint64_t dwarf_opened;		/* DWARF handles opened */
+	uint64_t dwarf_errors;		/* DWARF libdw could not read */
+	uint64_t dwarf_too_big;		/* DWARF over the memory budget */
+	uint64_t dwarf_evicted;		/* handles closed to stay in budget */
+	uint64_t dwarf_changed;		/* file changed since its symbols */
+};
+
+/* What is known of a binary when its debug file is looked for. */
+struct debug_target {
+	const char *root;	/* "/proc/PID/root", or NULL for none */
+	const char *path;	/* the binary's path in the process's view */
+	const char *build_id;	/* the binary's, or NULL */
+	const char *debuglink;	/* its .gnu_debuglink name, or NULL */
+	uint32_t crc;		/* and the CRC-32 the link records */
+	uint64_t dev, ino;	/* the binary itself (never its own debug
+				 * file) */
+};
+
+/* Looks for the binary's debug file. Returns its symbols, with the path it
+ * was read from in *path (malloc'd), or NULL (none found, or every one
+ * found refused). */
+struct elfsym *debuginfo__find(const struct debug_target *t, char **path,
+			       struct debuginfo_stats *st);
+
+/* The directories searched (for messages and tests), ':'-separated. */
+const char *debuginfo__dirs(void);
+
+/* CRC-32 of a whole file, the .gnu_debuglink way (zlib's CRC-32). 0 or
+ * -errno. */
+int debuginfo__file_crc(const char *path, uint32_t *crc);
+
+/* One frame of an address: innermost first. Strings are owned by the
+ * dwarf_file and valid until it is closed; name may be NULL (no name in
+ * the DWARF), file NULL and line 0 (no line information). */
+struct dwframe {
+	const char *name;	/* linkage (mangled) name, else the name */
+	const char *file;
+	int line;
+};
+
+struct dwarf_file;
+
+/* Opens the DWARF of the ELF file at path. Its debug sections are read
+ * into memory (never mapped: a file truncated under a mapping would kill
+ * the agent with SIGBUS), so a file whose sections exceed max_bytes is
+ * refused (-E2BIG). When dev/ino are non-zero, the file must still be that
+ * inode (-ESTALE). 0 with *out and *bytes (the memory the sections take)
+ * set, or -errno (-ENODATA: no DWARF; -EINVAL: libdw refused it). */
+int dwarf_file__open(const char *path, uint64_t dev, uint64_t ino,
+		     uint64_t max_bytes, struct dwarf_file **out,
+		     uint64_t *bytes);
+
+/* Frames for the link-time address vaddr, innermost first: the innermost
+ * inlined function at the address's line, then each function it was
+ * inlined into at the line of the call, ending with the function that
+ * holds the code. At most max; returns how many (0 when the DWARF does not
+ * cover vaddr). A frame of the address's line is returned even when no
+ * function DIE covers it (hand-written assembly): its name is NULL. */
+size_t dwarf_file__lookup(struct dwarf_file *d, uint64_t vaddr,
+			  struct dwframe *out, size_t max);
+
+/* Errors libdw reported on lookups so far (corrupt DWARF). */
+uint64_t dwarf_file__errors(const struct dwarf_file *d);
+
+void dwarf_file__close(struct dwarf_file *d);	/* accepts NULL */
+
+#endif
