@@ -18,6 +18,8 @@ const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
 const volatile bool filter_label = false;	/* --label: only matching contexts */
 const volatile bool filter_tag = false;		/* --tag: only matching tags */
 const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
+const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
+const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -46,11 +48,15 @@ struct {
 } stats SEC(".maps");
 
 /* A whole record is too big for the 512-byte BPF stack: build it here.
- * The context blob goes first; the frames follow it, 8-byte aligned. */
+ * The context blob goes first; the frames follow it, 8-byte aligned, then
+ * the user registers and stack copy, if any. The members after ctx only
+ * reserve room: what follows the blob starts right after its padding. */
 struct scratch {
 	struct tp_sample hdr;
 	__u8 ctx[TP_CTX_SPACE];
 	__u64 frames[2 * TP_MAX_FRAMES];
+	struct tp_uregs uregs;
+	__u8 ustack[TP_STACK_MAX];
 };
 
 struct {
@@ -62,6 +68,7 @@ struct {
 
 #include "context.bpf.h"
 #include "tag.bpf.h"
+#include "ustack.bpf.h"
 
 /* Waking the reader for every sample costs a context switch per sample on
  * a busy CPU: wake it only once a quarter of the buffer waits. The reader
@@ -99,6 +106,68 @@ static __always_inline __u32 frames_of(long bytes)
 		return 0;
 	bytes /= sizeof(__u64);
 	return bytes > TP_MAX_FRAMES ? TP_MAX_FRAMES : bytes;
+}
+
+/* Whether this sample copies the user stack (enum tp_ustack_flags). */
+static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
+					 __u64 start_ns)
+{
+	__u32 every;
+
+	if (unwind_mode == TP_UNWIND_DWARF)
+		return TP_USTACK_REGS;
+	if (unwind_mode != TP_UNWIND_AUTO)
+		return 0;
+	if (cfg && cfg->unwind == TP_PROC_UNWIND_COPY)
+		return TP_USTACK_REGS;
+	every = bpf_ktime_get_boot_ns() - start_ns < YOUNG_NS ?
+			PROBE_EVERY_YOUNG : PROBE_EVERY;
+	return bpf_get_prandom_u32() % every == 0 ?
+		       TP_USTACK_REGS | TP_USTACK_PROBE : 0;
+}
+
+/* After the frames at tail: the user registers and stack copy, when this
+ * sample takes one; and always the word at the user stack pointer. Returns
+ * the bytes added to the record. */
+static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
+					 struct tp_stats *st,
+					 const struct tp_proc_cfg *cfg,
+					 struct scratch *s, __u64 *tail)
+{
+#if HAVE_USTACK
+	struct tp_uregs *r = (struct tp_uregs *)tail;
+	__u32 copy = copy_wanted(cfg, s->hdr.start_ns), len;
+	__u64 sp;
+	bool is_short;
+
+	if (copy) {
+		if (!read_uregs(ctx, r)) {
+			st->ustack_failed++;
+			return 0;
+		}
+		len = read_ustack(r->sp, (__u8 *)(r + 1), stack_bytes,
+				  &is_short);
+		if (len >= sizeof(__u64)) {
+			s->hdr.sp_word = *(__u64 *)(r + 1);
+			s->hdr.ustack_flags = TP_USTACK_SP_WORD | copy |
+					      (is_short ? TP_USTACK_SHORT : 0);
+			s->hdr.stack_size = len;
+			st->ustack_copied++;
+			if (copy & TP_USTACK_PROBE)
+				st->ustack_probes++;
+			if (is_short)
+				st->ustack_short++;
+			return sizeof(*r) + len;
+		}
+		st->ustack_failed++;
+		return 0;
+	}
+	sp = read_usp(ctx);
+	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
+				       (void *)sp))
+		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
+#endif
+	return 0;
 }
 
 SEC("perf_event")
@@ -176,9 +245,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.kern_depth = nk;
 
 	size = sizeof(s->hdr) + pad + (nu + nk) * sizeof(__u64);
+	s->hdr.ustack_flags = 0;
+	s->hdr.stack_size = 0;
+	if (HAVE_USTACK && BPF_CORE_READ(task, mm))
+		size += user_extras(ctx, st, cfg, s, &frames[nu + nk]);
 	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
 		return 0;
-	if (bpf_ringbuf_output(&events, s, size, wakeup_flag()))
+	/* A probe wakes the reader: the sooner `auto` sees that a process
+	 * needs CFI, the fewer of its stacks stay broken. */
+	if (bpf_ringbuf_output(&events, s, size,
+			       s->hdr.ustack_flags & TP_USTACK_PROBE ?
+				       BPF_RB_FORCE_WAKEUP : wakeup_flag()))
 		st->lost++;
 	else
 		st->samples++;

@@ -12,6 +12,9 @@
 #define TP_COMM_LEN	16
 #define TP_MAX_PIDS	8192	/* pid filter entries, children included */
 #define TP_RINGBUF_BYTES (8u << 20)	/* default; the agent sizes it by rate */
+#define TP_STACK_MAX	16384	/* user stack bytes a sample may carry */
+#define TP_STACK_DEFAULT 8192
+#define TP_PAGE_SIZE	4096
 
 enum tp_rec_type {
 	TP_REC_SAMPLE = 1,	/* struct tp_sample + frames */
@@ -21,7 +24,9 @@ enum tp_rec_type {
 
 /* One CPU sample. Followed by ctx_size bytes of thread context (see enum
  * tp_ctx_kind) padded to a multiple of 8, then user_depth user frames, then
- * kern_depth kernel frames, each a __u64 address, leaf first. */
+ * kern_depth kernel frames, each a __u64 address, leaf first; then, when
+ * ustack_flags has TP_USTACK_REGS, a struct tp_uregs and stack_size bytes
+ * of the user stack from regs.sp up (for CFI unwinding in the agent). */
 struct tp_sample {
 	__u32 type;
 	__u32 pid;		/* thread group id */
@@ -37,8 +42,41 @@ struct tp_sample {
 	__u8 ctx_kind;		/* enum tp_ctx_kind */
 	__u8 tag_valid;		/* tag holds the declared register's value */
 	__u64 tag;
+	__u64 sp_word;		/* the 8 bytes at the user stack pointer: the
+				   return address while the leaf has no frame */
+	__u16 stack_size;	/* user stack bytes after the registers */
+	__u8 ustack_flags;	/* TP_USTACK_* */
+	__u8 pad[5];
 };
-_Static_assert(sizeof(struct tp_sample) == 72, "tp_sample layout");
+_Static_assert(sizeof(struct tp_sample) == 88, "tp_sample layout");
+
+enum tp_ustack_flags {
+	TP_USTACK_SP_WORD = 1,	/* sp_word was read */
+	TP_USTACK_REGS = 2,	/* tp_uregs and the stack copy follow the frames */
+	TP_USTACK_PROBE = 4,	/* copied as an `auto` probe, not because the
+				   process is marked (or the mode is dwarf) */
+	TP_USTACK_SHORT = 8,	/* the stack ended before the requested size */
+};
+
+/* The user registers CFI unwinding starts from (x86-64): the interrupted
+ * ones, or the ones saved at kernel entry when the kernel was running. */
+struct tp_uregs {
+	__u64 ip, sp, bp, bx, r12, r13, r14, r15;
+};
+_Static_assert(sizeof(struct tp_uregs) == 64, "tp_uregs layout");
+
+/* How user stacks are walked (--unwind). */
+enum tp_unwind_mode {
+	TP_UNWIND_AUTO = 0,	/* frame pointers; CFI for processes that need it */
+	TP_UNWIND_FP = 1,	/* frame pointers only */
+	TP_UNWIND_DWARF = 2,	/* stack copy and CFI for every sample */
+};
+
+/* tp_proc_cfg.unwind: set by the agent in `auto` mode. */
+enum tp_proc_unwind {
+	TP_PROC_UNWIND_DEFAULT = 0,	/* frame pointers, and an occasional probe */
+	TP_PROC_UNWIND_COPY = 1,	/* copy the stack on every sample */
+};
 
 /* Process lifecycle events, so the agent drops stale maps at once. */
 struct tp_task_event {
@@ -99,6 +137,10 @@ struct tp_proc_cfg {
 	__u32 tag_reg;
 	__u64 tag_filter_mask;
 	__u64 tag_filter_value;
+	/* enum tp_proc_unwind; owned by the unwinder (sampler__set_unwind):
+	 * sampler__set_proc_cfg keeps the value already in the map. */
+	__u32 unwind;
+	__u32 unwind_pad;
 };
 #define TP_FILTER_NO_KEY 0xffffffffu
 
@@ -136,7 +178,11 @@ struct tp_stats {
 	__u64 tag_read;		/* samples that carry a register tag */
 	__u64 tag_unreadable;	/* saved user registers unreadable */
 	__u64 tag_filtered;	/* dropped by --tag */
+	__u64 ustack_copied;	/* samples that carry a user stack copy */
+	__u64 ustack_probes;	/* of which `auto` probes */
+	__u64 ustack_short;	/* copies cut short by the end of the stack */
+	__u64 ustack_failed;	/* stack or saved registers unreadable */
 };
-_Static_assert(sizeof(struct tp_stats) == 120, "tp_stats layout");
+_Static_assert(sizeof(struct tp_stats) == 152, "tp_stats layout");
 
 #endif

@@ -15,6 +15,7 @@
 #include "sample_event.h"
 #include "sampler.h"
 #include "symbolize.h"
+#include "unwind.h"
 
 #define MAX_LABELS 64
 
@@ -25,12 +26,14 @@ struct capture {
 	struct kallsyms *ks;
 	struct symbolizer *sym;
 	struct threadctx *tc;
+	struct unwinder *uw;
 	struct pprof *pp;		/* the current window */
 	int ncpus;
 	int next_due_ms;		/* next context discovery, -1: none */
 	bool dropping;
 	/* since the start */
 	uint64_t records, samples;
+	uint64_t ring_bytes;		/* ring-buffer space of the records */
 	/* this window */
 	uint64_t win_samples, win_bad, win_dropped;
 	int64_t win_real_ns;
@@ -71,15 +74,22 @@ static const char *service_of(struct capture *c, const struct proc *p,
 	return p && p->exe[0] ? p->exe : comm;
 }
 
+/* What follows a sample's frames: its user registers and stack copy. */
+struct ustack {
+	const struct tp_uregs *regs;	/* NULL: no copy */
+	const uint8_t *stack;
+};
+
 static void add_sample(struct capture *c, const struct tp_sample *s,
-		       const uint8_t *blob, const uint64_t *frames)
+		       const uint8_t *blob, const uint64_t *frames,
+		       const struct ustack *us)
 {
-	uint64_t locs[2 * TP_MAX_FRAMES];
+	uint64_t locs[2 * TP_MAX_FRAMES], user[TP_MAX_FRAMES];
 	struct pprof_label labels[MAX_LABELS];
 	char comm[TP_COMM_LEN + 1], strs[8192];
 	struct proc *p = NULL;
 	int64_t values[2];
-	size_t n, nl = 0;
+	size_t n, nu, nl = 0;
 
 	memcpy(comm, s->comm, TP_COMM_LEN);
 	comm[TP_COMM_LEN] = '\0';
@@ -87,8 +97,16 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 		p = procs__get(c->procs, s->pid, s->start_ns, comm);
 		threadctx__on_sample(c->tc, s->pid);
 	}
-	n = symbolizer__stack(c->sym, p, frames, s->user_depth,
-			      frames + s->user_depth, s->kern_depth, locs);
+	nu = unwinder__user_stack(c->uw, p, &(struct unwind_sample){
+		.pid = s->pid, .tid = s->tid, .fp = frames,
+		.nfp = s->user_depth, .in_kernel = s->kern_depth > 0,
+		.has_sp_word = s->ustack_flags & TP_USTACK_SP_WORD,
+		.sp_word = s->sp_word,
+		.probe = s->ustack_flags & TP_USTACK_PROBE,
+		.regs = us->regs, .stack = us->stack,
+		.stack_len = us->regs ? s->stack_size : 0 }, user);
+	n = symbolizer__stack(c->sym, p, user, nu, frames + s->user_depth,
+			      s->kern_depth, locs);
 
 	labels[nl++] = (struct pprof_label){ .key = "process",
 					     .str = p ? p->exe : comm };
@@ -115,7 +133,8 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 static void on_sample_record(struct capture *c, const struct tp_sample *s,
 			     size_t size)
 {
-	size_t pad = size >= sizeof(*s) ? (s->ctx_size + 7u) & ~7u : 0;
+	size_t pad = size >= sizeof(*s) ? (s->ctx_size + 7u) & ~7u : 0, end;
+	struct ustack us = { 0 };
 
 	if (size < sizeof(*s) || s->user_depth > TP_MAX_FRAMES ||
 	    s->kern_depth > TP_MAX_FRAMES || s->ctx_size > TP_CTX_SPACE ||
@@ -124,12 +143,23 @@ static void on_sample_record(struct capture *c, const struct tp_sample *s,
 		c->win_bad++;
 		return;
 	}
+	end = sizeof(*s) + pad + (s->user_depth + s->kern_depth) *
+		sizeof(uint64_t);
+	if (s->ustack_flags & TP_USTACK_REGS) {
+		if (s->stack_size > TP_STACK_MAX ||
+		    size < end + sizeof(struct tp_uregs) + s->stack_size) {
+			c->win_bad++;
+			return;
+		}
+		us.regs = (const struct tp_uregs *)((const uint8_t *)s + end);
+		us.stack = (const uint8_t *)(us.regs + 1);
+	}
 	if (c->dropping) {
 		c->win_dropped++;
 		return;
 	}
 	add_sample(c, s, (const uint8_t *)(s + 1),
-		   (const uint64_t *)((const uint8_t *)(s + 1) + pad));
+		   (const uint64_t *)((const uint8_t *)(s + 1) + pad), &us);
 }
 
 /* Ring-buffer callback: never trust a record's own lengths blindly. */
@@ -139,6 +169,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 	const struct tp_task_event *t = data;
 
 	c->records++;
+	/* Each record takes an 8-byte header and is padded to 8 bytes. */
+	c->ring_bytes += 8 + ((size + 7) & ~(size_t)7);
 	if (size < sizeof(__u32)) {
 		c->win_bad++;
 		return 0;
@@ -154,6 +186,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 			return 0;
 		}
 		procs__forget(c->procs, t->pid);
+		unwinder__forget(c->uw, t->pid);
 		if (t->type == TP_REC_EXEC)
 			threadctx__on_exec(c->tc, t->pid);
 		else
@@ -176,7 +209,8 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	c->sym = symbolizer__new(c->procs, c->ks);
 	c->pp = new_pprof(c);
 	c->tc = threadctx__new(&o->filters);
-	if (!c->procs || !c->sym || !c->pp || !c->tc)
+	c->uw = unwinder__new(c->procs, o->unwind);
+	if (!c->procs || !c->sym || !c->pp || !c->tc || !c->uw)
 		return -ENOMEM;
 	symbolizer__set_pprof(c->sym, c->pp);
 	return 0;
@@ -198,6 +232,8 @@ static struct sampler *start_sampler(struct capture *c, char *err,
 	so.include_idle = c->o.idle;
 	so.filter_label = c->o.filters.label_key != NULL;
 	so.filter_tag = c->o.filters.tag_field != NULL;
+	so.unwind_mode = c->o.unwind;
+	so.stack_bytes = c->o.stack_bytes;
 	so.verbose = c->o.verbose;
 	return sampler__start(&so, on_record, c, err, errlen);
 }
@@ -225,6 +261,8 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 		return NULL;
 	}
 	threadctx__attach(c->tc, c->sampler);
+	unwinder__attach(c->uw, c->sampler);
+	unwinder__set_verbose(c->uw, o->verbose);
 	/* The in-kernel --label/--tag filters drop samples of processes they
 	 * have no settings for: configure every running process up front. */
 	if (o->filters.label_key || o->filters.tag_field)
@@ -284,6 +322,28 @@ static void comment(struct pprof *pp, const char *fmt, ...)
 	pprof__add_comment(pp, buf);
 }
 
+/* How user stacks were walked: this window's BPF counts, and the
+ * agent's since the start. */
+static void add_unwind_comment(struct capture *c, struct pprof *pp,
+			       const struct tp_stats *st)
+{
+	const struct unwind_stats *us = unwinder__stats(c->uw);
+
+	comment(pp, "unwind %s: %llu samples with a stack copy (%llu auto "
+		"probes, %llu cut short by the stack's end), %llu copies "
+		"failed; since start: %" PRIu64 " stacks from CFI, %" PRIu64
+		" copies CFI could not unwind, %" PRIu64 " where frame "
+		"pointers went deeper, %" PRIu64 " frameless leaf callers "
+		"recovered, %" PRIu64 " processes marked for CFI (%" PRIu64
+		" unmarked)", unwind__mode_name(c->o.unwind),
+		(unsigned long long)st->ustack_copied,
+		(unsigned long long)st->ustack_probes,
+		(unsigned long long)st->ustack_short,
+		(unsigned long long)st->ustack_failed, us->cfi_used,
+		us->cfi_failed, us->fp_longer, us->leaf_recovered, us->marked,
+		us->unmarked);
+}
+
 /* Every way this window lost or degraded data, counted. */
 static void add_comments(struct capture *c, struct pprof *pp,
 			 const struct tp_stats *st, const struct tp_stats *cpu)
@@ -313,6 +373,27 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		ps->pid_reused, ps->elf_failed,
 		(unsigned long long)st->no_user_stack,
 		(unsigned long long)st->task_lost);
+	comment(pp, "symbols since start: %" PRIu64 " locations with file:line"
+		" (%" PRIu64 " inlined lines); %" PRIu64 " binaries corrupt, %"
+		PRIu64 " build ID mismatch (replaced on disk), %" PRIu64
+		" locations in them unsymbolized; JIT perf maps: %" PRIu64
+		" read, %" PRIu64 " locations named, %" PRIu64 " anonymous "
+		"unnamed, %" PRIu64 " garbage lines skipped, %" PRIu64
+		" over the size limit, %" PRIu64 " refused", ss->with_lines,
+		ss->inlined, ps->elf_corrupt, ps->build_id_mismatch,
+		ss->untrusted, ps->perfmaps_read, ss->jit_named,
+		ss->anon_unnamed, ps->perfmap_bad_lines, ps->perfmap_truncated,
+		ps->perfmap_refused + ps->perfmap_over_budget);
+	comment(pp, "debug info since start: %" PRIu64 " debug files by build "
+		"ID, %" PRIu64 " by debuglink, %" PRIu64 " stripped binaries "
+		"without; refused: %" PRIu64 " CRC mismatch, %" PRIu64
+		" build ID mismatch, %" PRIu64 " unreadable or truncated; DWARF: %"
+		PRIu64 " opened, %" PRIu64 " errors, %" PRIu64 " over the memory "
+		"budget, %" PRIu64 " changed on disk", ps->sym.debug_by_build_id,
+		ps->sym.debug_by_link, ps->sym.debug_missing,
+		ps->sym.debug_crc_mismatch, ps->sym.debug_build_id_mismatch,
+		ps->sym.debug_bad, ps->sym.dwarf_opened, ps->sym.dwarf_errors,
+		ps->sym.dwarf_too_big, ps->sym.dwarf_changed);
 	comment(pp, "thread context: %llu samples with context, %" PRIu64
 		" processes with context; failures: %llu TLS page not "
 		"readable, %llu record unreadable, %llu invalid record, %llu "
@@ -333,6 +414,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		"--tag", (unsigned long long)st->tag_read, ts->tag_procs,
 		(unsigned long long)st->tag_unreadable, ts->tag_unnamed,
 		(unsigned long long)st->tag_filtered);
+	add_unwind_comment(c, pp, st);
 }
 
 struct pprof *capture__take(struct capture *c)
@@ -373,6 +455,7 @@ void capture__set_dropping(struct capture *c, bool drop)
 
 void capture__sweep(struct capture *c)
 {
+	unwinder__sweep(c->uw);
 	procs__sweep(c->procs);
 	threadctx__sweep(c->tc);
 }
@@ -439,6 +522,19 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 		fprintf(stderr, "tagprof: register tags: %llu samples tagged, %"
 			PRIu64 " processes\n", (unsigned long long)st.tag_read,
 			ts->tag_procs);
+	{
+		const struct unwind_stats *us = unwinder__stats(c->uw);
+
+		fprintf(stderr, "tagprof: unwind %s: %llu stack copies (%llu "
+			"probes), %" PRIu64 " stacks from CFI, %" PRIu64
+			" frameless leaf callers recovered, %" PRIu64
+			" processes marked for CFI; %.0f ring-buffer bytes per "
+			"sample\n", unwind__mode_name(c->o.unwind),
+			(unsigned long long)st.ustack_copied,
+			(unsigned long long)st.ustack_probes, us->cfi_used,
+			us->leaf_recovered, us->marked,
+			c->samples ? (double)c->ring_bytes / c->samples : 0.0);
+	}
 	if (c->o.filters.tag_field)
 		fprintf(stderr, "tagprof: --tag %s=%s dropped %llu samples\n",
 			c->o.filters.tag_field, c->o.filters.tag_name,
@@ -451,6 +547,7 @@ void capture__free(struct capture *c)
 		return;
 	sampler__free(c->sampler);	/* before the tables its callback uses */
 	threadctx__free(c->tc);
+	unwinder__free(c->uw);
 	pprof__free(c->pp);
 	symbolizer__free(c->sym);
 	procs__free(c->procs);

@@ -24,6 +24,8 @@ struct capture_opts {
 	bool idle;
 	struct threadctx_filters filters;
 	bool service_label;		/* label samples with "service" */
+	int unwind;			/* enum tp_unwind_mode */
+	uint32_t stack_bytes;		/* per stack copy; 0: the default */
 	int verbose;
 };
 

@@ -20,6 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sample_event.h"
+#include "unwind.h"
+
 /* Longest line in bytes, without the newline. */
 #define CONFIG_LINE_MAX		4096
 #define CONFIG_WINDOW_MAX	86400	/* 1 day, in seconds */
@@ -343,6 +346,33 @@ static int config__set_verbose(struct agent_config *c, const char *v,
 	return 0;
 }
 
+static int config__set_unwind(struct agent_config *c, const char *v,
+			      const struct config_where *w)
+{
+	int mode = unwind__parse_mode(v);
+
+	if (mode < 0)
+		return config__fail(w, -EINVAL,
+				    "\"%s\" must be fp, dwarf or auto", v);
+	c->unwind = mode;
+	return 0;
+}
+
+/* Rounded up to a multiple of 8 and bounded to TP_STACK_MAX, as BPF
+ * copies whole words and at most that much. */
+static int config__set_stack_bytes(struct agent_config *c, const char *v,
+				   const struct config_where *w)
+{
+	uint64_t n;
+
+	if (!config__parse_size(v, &n) || n == 0)
+		return config__fail(w, -EINVAL,
+				    "\"%s\" is not a positive size (use e.g. 8192, 16K)",
+				    v);
+	c->stack_bytes = unwind__stack_bytes(n);
+	return 0;
+}
+
 static const struct config_key config__keys[] = {
 	{ "output-dir", config__set_output_dir, false },
 	{ "window", config__set_window, false },
@@ -354,6 +384,8 @@ static const struct config_key config__keys[] = {
 	{ "retain-bytes", config__set_retain_bytes, false },
 	{ "max-memory", config__set_max_memory, false },
 	{ "verbose", config__set_verbose, false },
+	{ "unwind", config__set_unwind, false },
+	{ "stack-bytes", config__set_stack_bytes, false },
 };
 
 #define CONFIG_NKEYS (sizeof(config__keys) / sizeof(config__keys[0]))
@@ -372,7 +404,7 @@ static const struct config_key *config__find_key(const char *name)
 static int config__unknown_key(const struct config_where *w, const char *key)
 {
 	return config__fail(w, -EINVAL,
-			    "unknown key \"%s\" (known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose)",
+			    "unknown key \"%s\" (known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes)",
 			    key);
 }
 
@@ -415,6 +447,8 @@ void config__defaults(struct agent_config *c)
 	c->retain_bytes = 1ull << 30;
 	c->max_memory = 64ull << 20;
 	c->verbose = 0;
+	c->unwind = TP_UNWIND_AUTO;
+	c->stack_bytes = TP_STACK_DEFAULT;
 }
 
 static int config__dup_field(char **dst, const char *src)

@@ -17,6 +17,8 @@ struct agent_config {
 	uint64_t retain_bytes;	/* 0 = no limit; default 1 GiB */
 	uint64_t max_memory;	/* bytes; default 64 MiB */
 	int verbose;
+	int unwind;		/* enum tp_unwind_mode; default auto */
+	uint32_t stack_bytes;	/* stack copied for CFI; default 8192 */
 };
 
 /* Fills c with the defaults. */
@@ -25,7 +27,8 @@ void config__defaults(struct agent_config *c);
 /* Reads a config file: one "key = value" per line, '#' starts a comment,
  * blank lines ignored; keys are the long option names (output-dir, window,
  * freq, event, push-url, push-auth-file, retain-files, retain-bytes,
- * max-memory, verbose). Sizes take K, M, G (powers of 1024), durations s,
+ * max-memory, verbose, unwind, stack-bytes). Sizes take K, M, G (powers
+ * of 1024), durations s,
  * m, h. Settings it names replace those in c. Returns 0, or -EINVAL with
  * "FILE:LINE: what is wrong" in err for the first bad line (c is then
  * unchanged), or -errno when the file cannot be read. */

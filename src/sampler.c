@@ -194,7 +194,13 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
 static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
 {
 	uint64_t rate = o->use_period ? 1000 : o->freq;	/* unknown: assume 1 kHz */
-	uint64_t want = rate * (uint64_t)ncpus * 2048;
+	/* dwarf: every sample also carries registers and a stack copy.
+	 * (auto copies only for the processes that need it: the estimate
+	 * stays, and a loss would be counted.) */
+	uint64_t per = 2048 + (o->unwind_mode == TP_UNWIND_DWARF ?
+			       sizeof(struct tp_uregs) +
+			       (o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
+	uint64_t want = rate * (uint64_t)ncpus * per;
 	__u32 size = 256 << 10;
 
 	while (size < want && size < (16u << 20))
@@ -222,6 +228,9 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err,
 	s->ring_size = ring_bytes(o, s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.events, s->ring_size);
 	s->skel->rodata->ring_wakeup_bytes = s->ring_size / 4;
+	s->skel->rodata->unwind_mode = o->unwind_mode;
+	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
+							TP_STACK_DEFAULT;
 
 	ret = sample_bpf__load(s->skel);
 	if (ret) {
@@ -350,8 +359,39 @@ void sampler__free(struct sampler *s)
 int sampler__set_proc_cfg(struct sampler *s, uint32_t pid,
 			  const struct tp_proc_cfg *cfg)
 {
+	struct tp_proc_cfg c = *cfg, old;
+
+	/* The unwind field belongs to sampler__set_unwind: keep it. */
+	c.unwind = 0;
+	if (!bpf_map__lookup_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
+				  &old, sizeof(old), 0))
+		c.unwind = old.unwind;
 	if (bpf_map__update_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
-				 cfg, sizeof(*cfg), BPF_ANY))
+				 &c, sizeof(c), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler__set_unwind(struct sampler *s, uint32_t pid, uint32_t unwind)
+{
+	static const struct tp_proc_cfg zero;
+	struct tp_proc_cfg c;
+
+	if (bpf_map__lookup_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
+				 &c, sizeof(c), 0)) {
+		if (!unwind)
+			return 0;
+		c = zero;
+	}
+	c.unwind = unwind;
+	/* An entry that only held the unwind setting goes when it is reset,
+	 * so that the map keeps room for the processes that need it. */
+	if (!memcmp(&c, &zero, sizeof(c))) {
+		bpf_map__delete_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid), 0);
+		return 0;
+	}
+	if (bpf_map__update_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
+				 &c, sizeof(c), BPF_ANY))
 		return -errno;
 	return 0;
 }

@@ -22,6 +22,8 @@ struct sampler_opts {
 	bool include_idle;
 	bool filter_label;	/* --label: drop samples whose context doesn't match */
 	bool filter_tag;	/* --tag: drop samples whose tag doesn't match */
+	uint32_t unwind_mode;	/* enum tp_unwind_mode */
+	uint32_t stack_bytes;	/* user stack copied per sample; 0 = default */
 	int verbose;		/* >0: libbpf messages, verifier log */
 };
 
@@ -55,6 +57,9 @@ struct tp_proc_cfg;
 int sampler__set_proc_cfg(struct sampler *s, uint32_t pid,
 			  const struct tp_proc_cfg *cfg);
 void sampler__del_proc_cfg(struct sampler *s, uint32_t pid);
+/* The process's enum tp_proc_unwind (`auto` mode). set_proc_cfg keeps it;
+ * an entry that holds nothing else is deleted when it is reset to 0. */
+int sampler__set_unwind(struct sampler *s, uint32_t pid, uint32_t unwind);
 
 void sampler__free(struct sampler *s);		/* accepts NULL */
 

@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "config.h"
+#include "sample_event.h"
 
 #define TMP_TEMPLATE "/tmp/tagprof-test-config-XXXXXX"
 
@@ -67,6 +68,8 @@ static void test_defaults(void)
 	CHECK(c.retain_bytes == 1ull << 30);
 	CHECK(c.max_memory == 64ull << 20);
 	CHECK(c.verbose == 0);
+	CHECK(c.unwind == TP_UNWIND_AUTO);
+	CHECK(c.stack_bytes == 8192);
 	config__free(&c);
 	CHECK(c.output_dir == NULL && c.event == NULL);
 	config__free(&c);		/* twice is harmless */
@@ -215,6 +218,19 @@ static const struct bad_case bad_cases[] = {
 	  "line contains a NUL byte" },
 	{ "output-dir = /changed\nfreq = 10\nverbose = 9", 0, 3,
 	  "verbose: \"9\" must be" },
+	{ "output-dir = /changed\nunwind = lbr\n", 0, 2,
+	  "unwind: \"lbr\" must be fp, dwarf or auto" },
+	{ "output-dir = /changed\nunwind = DWARF\n", 0, 2,
+	  "unwind: \"DWARF\" must be fp, dwarf or auto" },
+	{ "output-dir = /changed\nunwind =\n", 0, 2, "unwind: empty value" },
+	{ "output-dir = /changed\nstack-bytes = 0\n", 0, 2,
+	  "stack-bytes: \"0\" is not a positive size" },
+	{ "output-dir = /changed\nstack-bytes = -8\n", 0, 2,
+	  "stack-bytes: \"-8\" is not a positive size" },
+	{ "output-dir = /changed\nstack-bytes = 8 K\n", 0, 2,
+	  "stack-bytes: \"8 K\" is not a positive size" },
+	{ "output-dir = /changed\nunwind = fp\nunwind = dwarf\n", 0, 3,
+	  "unwind: set twice (first on line 2)" },
 };
 
 static void test_bad_lines(void)
@@ -508,6 +524,43 @@ static void test_parse_duration(void)
 	CHECK(!config__parse_duration(NULL, &v));
 }
 
+/* unwind and stack-bytes: the three modes, and a stack size rounded up
+ * to whole words and bounded to what BPF copies at most. */
+static void test_unwind(void)
+{
+	static const char text[] = "unwind = dwarf\nstack-bytes = 12K\n";
+	struct agent_config c, d;
+	char path[64], err[256];
+
+	config__defaults(&c);
+	CHECK(load_text(&c, text, strlen(text), path, err, sizeof(err)) == 0);
+	CHECK(c.unwind == TP_UNWIND_DWARF && c.stack_bytes == 12288);
+	CHECK(config__set(&c, "unwind", "fp", err, sizeof(err)) == 0);
+	CHECK(c.unwind == TP_UNWIND_FP);
+	CHECK(config__set(&c, "unwind", "auto", err, sizeof(err)) == 0);
+	CHECK(c.unwind == TP_UNWIND_AUTO);
+	CHECK(config__set(&c, "stack-bytes", "100", err, sizeof(err)) == 0);
+	CHECK(c.stack_bytes == 104);
+	CHECK(config__set(&c, "stack-bytes", "1", err, sizeof(err)) == 0);
+	CHECK(c.stack_bytes == 8);
+	CHECK(config__set(&c, "stack-bytes", "16384", err, sizeof(err)) == 0);
+	CHECK(c.stack_bytes == 16384);
+	CHECK(config__set(&c, "stack-bytes", "1M", err, sizeof(err)) == 0);
+	CHECK(c.stack_bytes == TP_STACK_MAX);
+	/* A refused value changes nothing, and says what it wants. */
+	CHECK(config__set(&c, "unwind", "frame-pointer", err, sizeof(err)) ==
+	      -EINVAL);
+	CHECK(!strcmp(err, "--unwind: \"frame-pointer\" must be fp, dwarf or auto"));
+	CHECK(config__set(&c, "stack-bytes", "0", err, sizeof(err)) == -EINVAL);
+	CHECK(config__set(&c, "stack-bytes", "lots", err, sizeof(err)) ==
+	      -EINVAL);
+	CHECK(c.unwind == TP_UNWIND_AUTO && c.stack_bytes == TP_STACK_MAX);
+	CHECK(config__copy(&d, &c) == 0);
+	CHECK(d.unwind == TP_UNWIND_AUTO && d.stack_bytes == TP_STACK_MAX);
+	config__free(&d);
+	config__free(&c);
+}
+
 int main(void)
 {
 	RUN(test_defaults);
@@ -521,5 +574,6 @@ int main(void)
 	RUN(test_copy);
 	RUN(test_parse_size);
 	RUN(test_parse_duration);
+	RUN(test_unwind);
 	CHECK_EXIT();
 }

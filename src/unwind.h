@@ -1,0 +1,79 @@
+/* User stacks for samples (--unwind): the frame-pointer chain the kernel
+ * walked, with the caller of a frameless leaf put back from the word at the
+ * stack pointer; or a CFI unwind (libdw, .eh_frame) of the stack copy the
+ * BPF program took; and, in `auto` mode, which processes get copies. */
+#ifndef TAGPROF_UNWIND_H
+#define TAGPROF_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct procs;
+struct proc;
+struct sampler;
+struct tp_sample;
+struct tp_uregs;
+
+struct unwind_stats {
+	uint64_t copies;	/* samples that carried a stack copy */
+	uint64_t probes;	/* of which `auto` probes */
+	uint64_t cfi_used;	/* samples whose user stack came from CFI */
+	uint64_t cfi_failed;	/* copies CFI could not unwind past the leaf */
+	uint64_t fp_longer;	/* copies where the frame pointers gave more */
+	uint64_t leaf_recovered; /* frameless leaves given their caller back */
+	uint64_t marked;	/* processes marked for stack copies (auto) */
+	uint64_t unmarked;	/* marked processes CFI stopped helping */
+	uint64_t dwfl_built;	/* per-process CFI address spaces built */
+	uint64_t dwfl_failed;	/* ... that could not be built */
+};
+
+struct unwinder;
+
+/* mode: enum tp_unwind_mode. The sampler (for `auto` marks) may be set
+ * later with unwinder__attach. NULL on ENOMEM. */
+struct unwinder *unwinder__new(struct procs *procs, int mode);
+void unwinder__attach(struct unwinder *u, struct sampler *s);
+/* >0: a line on stderr when `auto` marks or unmarks a process. */
+void unwinder__set_verbose(struct unwinder *u, int verbose);
+void unwinder__free(struct unwinder *u);	/* accepts NULL */
+
+/* "fp", "dwarf", "auto" -> enum tp_unwind_mode; -1 if none of those. */
+int unwind__parse_mode(const char *s);
+const char *unwind__mode_name(int mode);
+/* --stack-bytes: rounded up to a multiple of 8, at most TP_STACK_MAX;
+ * 0 stays 0 (invalid). */
+uint32_t unwind__stack_bytes(uint64_t v);
+
+/* A sample's user side as the BPF program sent it. regs and stack are
+ * NULL when it copied no stack. */
+struct unwind_sample {
+	uint32_t pid, tid;
+	const uint64_t *fp;	/* frame-pointer chain, leaf first */
+	size_t nfp;
+	bool in_kernel;		/* kernel frames too: fp[0] is a return
+				   address (after a syscall), not the leaf */
+	bool has_sp_word;
+	uint64_t sp_word;
+	bool probe;		/* the copy is an `auto` probe */
+	const struct tp_uregs *regs;
+	const uint8_t *stack;
+	size_t stack_len;
+};
+
+/* Writes the sample's user frames into out (TP_MAX_FRAMES entries), leaf
+ * first, in the symbolizer's convention (every frame after the leaf is a
+ * return address). p may be NULL (then fp is copied as is). Returns the
+ * number written. */
+size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
+			    const struct unwind_sample *s, uint64_t *out);
+
+/* The pid exec'd or exited: its cached state goes. */
+void unwinder__forget(struct unwinder *u, uint32_t pid);
+/* Frees the state of processes that are gone, and the CFI caches. */
+void unwinder__sweep(struct unwinder *u);
+
+const struct unwind_stats *unwinder__stats(const struct unwinder *u);
+int unwinder__mode(const struct unwinder *u);
+
+#endif

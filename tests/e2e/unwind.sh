@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# --unwind. nofp_chain (main -> f1 -> ... -> f5, GCC without frame pointers)
+# must show the whole chain in >= 95% of its samples with dwarf and auto;
+# what fp shows is reported. memcpy_loop spends its time in glibc's memcpy,
+# which sets up no frame: with fp and auto, copy_loop must be memcpy's
+# caller in >= 90% of memcpy's samples (the word at the stack pointer).
+. "$(dirname "$0")/../lib.sh"
+need_bpf unwind_nofp_built unwind_dwarf_record unwind_dwarf_full_chain \
+	unwind_auto_record unwind_auto_full_chain unwind_fp_record \
+	unwind_leaf_fp_record unwind_leaf_fp_caller unwind_leaf_auto_record \
+	unwind_leaf_auto_caller unwind_bad_option
+
+NOFP=$WORKLOADS/nofp_chain
+MEMCPY=$WORKLOADS/memcpy_loop
+
+# traces FILE ARGS...: one line per stack, "COUNT frame;frame;..." leaf
+# first, from pprof -traces (labels dropped).
+traces() {
+	local f=$1; shift
+	pprof "$f" -traces -sample_index=samples "$@" | awk '
+		/^-+\+-+$/ { if (n) print v, s; n = 0; s = ""; next }
+		n == 0 && /^ +[^ ]+: / { next }	# a label line
+		n == 0 && /^ +[0-9]/ { v = $1; $1 = ""; sub(/^ +/, ""); s = $0; n = 1; next }
+		n > 0 { sub(/^ +/, ""); s = s ";" $0; n++ }
+		END { if (n) print v, s }'
+}
+
+# full_chain FILE: "FULL ALL" samples of nofp_chain, FULL those whose
+# stack has main and, between the leaf and main, exactly the chain down
+# from main (f1, f2, ... in order, none skipped).
+full_chain() {
+	traces "$1" -tagfocus=process=nofp_chain | awk '
+		{
+			all += $1; n = split($2, fr, ";"); m = 0
+			for (i = 1; i <= n; i++) if (fr[i] == "main") { m = i; break }
+			if (!m) next
+			k = 0
+			while (m - k - 1 >= 1 && fr[m - k - 1] == "f" (k + 1)) k++
+			ok = 1
+			for (i = 1; i < m - k; i++) if (fr[i] ~ /^f[1-5]$/) ok = 0
+			if (ok) full += $1
+		}
+		END { print full + 0, all + 0 }'
+}
+
+# A sample of one stack, for the report.
+top_trace() {
+	traces "$1" -tagfocus=process=nofp_chain | sort -rn | head -1
+}
+
+# The workload is only meaningful if GCC really left the frame pointer out.
+if [ ! -x "$NOFP" ]; then
+	fail unwind_nofp_built "$NOFP missing (make tests)"
+elif objdump -d --no-show-raw-insn "$NOFP" |
+	awk '/^[0-9a-f]+ <f[1-5]>:/ { f = 1; next } /^$/ { f = 0 }
+	     f && /push +%rbp|mov +%rsp,%rbp/ { bad = 1 } END { exit !bad }'; then
+	fail unwind_nofp_built "f1..f5 set up rbp frames: built with frame pointers"
+else
+	pass unwind_nofp_built
+fi
+
+for mode in dwarf auto fp; do
+	out=$TMP/nofp-$mode.pb.gz
+	if "$TAGPROF" record -F 999 --unwind $mode -o "$out" -- "$NOFP" 5 \
+		2>"$TMP/rec-$mode.err"; then
+		pass unwind_${mode}_record
+	else
+		fail unwind_${mode}_record "tagprof exited $?: $(tail -3 "$TMP/rec-$mode.err")"
+		continue
+	fi
+	read -r full all < <(full_chain "$out")
+	p=$(pct "$full" "$all")
+	echo "unwind $mode: nofp_chain full chain from main in $full of $all samples ($p%); top stack: $(top_trace "$out")" >&2
+	grep '^tagprof: unwind' "$TMP/rec-$mode.err" >&2
+	[ $mode = fp ] && continue
+	if [ "${all:-0}" -ge 1000 ] && within "$p" 95 100; then
+		pass unwind_${mode}_full_chain
+	else
+		fail unwind_${mode}_full_chain "$full of $all samples ($p%) show main -> f1 -> ... (want >= 95%)"
+	fi
+done
+
+# memcpy's caller. Its name depends on the CPU (the IFUNC picks one) and on
+# whether libc's symbols can be read: match them all.
+MEMFN='memmove|memcpy|^\[libc'
+for mode in fp auto; do
+	out=$TMP/memcpy-$mode.pb.gz
+	if "$TAGPROF" record -F 999 --unwind $mode -o "$out" -- "$MEMCPY" 4 \
+		2>"$TMP/mrec-$mode.err"; then
+		pass unwind_leaf_${mode}_record
+	else
+		fail unwind_leaf_${mode}_record "tagprof exited $?: $(tail -3 "$TMP/mrec-$mode.err")"
+		continue
+	fi
+	read -r under leaf < <(traces "$out" -tagfocus=process=memcpy_loop | awk -v re="$MEMFN" '
+		{
+			n = split($2, fr, ";")
+			for (i = 1; i <= n; i++) if (fr[i] ~ re) break
+			if (i > n) next		# no memcpy frame
+			leaf += $1
+			if (i < n && fr[i + 1] == "copy_loop") under += $1
+		}
+		END { print under + 0, leaf + 0 }')
+	p=$(pct "$under" "$leaf")
+	echo "unwind $mode: memcpy_loop: copy_loop is memcpy's caller in $under of $leaf memcpy samples ($p%)" >&2
+	if [ "${leaf:-0}" -ge 1000 ] && within "$p" 90 100; then
+		pass unwind_leaf_${mode}_caller
+	else
+		fail unwind_leaf_${mode}_caller "copy_loop above memcpy in $under of $leaf samples ($p%, want >= 90%)"
+	fi
+done
+
+if "$TAGPROF" record --unwind lbr -o "$TMP/x.pb.gz" -- true 2>"$TMP/bad.err"; then
+	fail unwind_bad_option "--unwind lbr was accepted"
+elif grep -q "fp, dwarf or auto" "$TMP/bad.err"; then
+	pass unwind_bad_option
+else
+	fail unwind_bad_option "no useful message: $(head -2 "$TMP/bad.err")"
+fi
