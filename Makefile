@@ -18,7 +18,7 @@ VMLINUX  := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wno-missing-field-initializers
 CPPFLAGS += -D_GNU_SOURCE -DTAGPROF_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(BUILD)
-LIBS     := -lbpf -lelf -lz -lprotobuf-c -lpfm -lcurl -lpthread
+LIBS     := -lbpf -ldw -lelf -lz -lprotobuf-c -lpfm -lcurl -liberty -lpthread
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -210,7 +210,15 @@ $(TAGOPS): tests/workloads/libtagprof/tagops.c $(LIBTP) | $(BUILD)/workloads
 	$(TAG_CC) $(WORKLOAD_CFLAGS) $(LIBTP_TAG_CFLAGS) $(WARN) -Iinclude -o $@ $< \
 		-L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS)
+# No frame pointers (for --unwind dwarf/auto): GCC, -fomit-frame-pointer,
+# and no tail calls, so the call chain is really there for CFI to find.
+NOFP_CC      ?= gcc
+NOFP_CFLAGS  := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
+NOFP         := $(BUILD)/workloads/nofp_chain
+$(NOFP): tests/workloads/nofp/chain.c | $(BUILD)/workloads
+	$(NOFP_CC) $(NOFP_CFLAGS) $(WARN) -o $@ $<
+
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(NOFP)
 
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh

@@ -6,11 +6,13 @@ set -euo pipefail
 PKGS=(
   make gcc clang llvm pkg-config
   libbpf-dev bpftool libelf-dev zlib1g-dev libpfm4-dev
+  libiberty-dev      # C++ and Rust demangling (binutils' demangler)
   protobuf-c-compiler libprotobuf-c-dev
   golang-go          # go tool pprof: the real consumer of the output
   linux-perf bpftrace valgrind   # peers for benchmarks, callgrind counts
   time               # GNU time: CPU and peak RSS of profilers in tests/bench
   libcurl4-openssl-dev   # agent: push to Pyroscope-compatible servers
+  libdw-dev          # --unwind dwarf/auto: CFI unwinding with libdw
   python3            # tests: a local HTTP server for the push test
   python3-yaml       # tests: parse deploy/kubernetes/daemonset.yaml
   procps util-linux

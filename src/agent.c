@@ -24,6 +24,8 @@
 #include "push.h"
 #include "retention.h"
 #include "sink.h"
+#include "unwind.h"
+#include "symbolize.h"
 
 #define DEFAULT_CONFIG "/etc/tagprof/agent.conf"
 #define MAX_SERVICES 1024
@@ -47,6 +49,7 @@ struct agent {
 	struct flag flags[32];
 	size_t nflags;
 	bool check_only;
+	bool no_demangle;		/* --no-demangle */
 	struct agent_config cfg;
 	struct capture *cap;
 	struct pusher *push;
@@ -90,6 +93,7 @@ void agent_usage(FILE *out)
 "usage: tagprof agent [--config FILE] [--output-dir DIR] [--window SECONDS]\n"
 "                     [-F HZ] [-e EVENT] [--push-url URL] [--push-auth-file FILE]\n"
 "                     [--retain-files N] [--retain-bytes SIZE] [--max-memory SIZE]\n"
+"                     [--no-demangle] [--unwind fp|dwarf|auto] [--stack-bytes N]\n"
 "                     [-v] [--check-config]\n"
 "\n"
 "Profiles the whole system continuously. Every window it writes one pprof per\n"
@@ -112,6 +116,10 @@ void agent_usage(FILE *out)
 "  --retain-bytes SIZE   keep at most SIZE bytes of profiles (default 1G)\n"
 "  --max-memory SIZE     above this much heap, samples are dropped and counted\n"
 "                        (default 64M)\n"
+"  --no-demangle         keep C++ and Rust function names mangled\n"
+"  --unwind MODE         user stacks: fp, dwarf or auto (default), as for record\n"
+"  --stack-bytes N       user stack copied per sample for CFI (default 8192,\n"
+"                        at most 16384)\n"
 "  -v, --verbose         a line per window; more with -vv\n"
 "  --check-config        print the settings that would be used, and exit\n"
 "  -h, --help            this help\n", DEFAULT_CONFIG);
@@ -132,6 +140,9 @@ static int parse_args(struct agent *a, int argc, char **argv)
 		{ "max-memory", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "check-config", no_argument, NULL, 'K' },
+		{ "no-demangle", no_argument, NULL, 'N' },
+		{ "unwind", required_argument, NULL, 'W' },
+		{ "stack-bytes", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -149,6 +160,9 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			break;
 		case 'K':
 			a->check_only = true;
+			break;
+		case 'N':
+			a->no_demangle = true;
 			break;
 		case 'h':
 			agent_usage(stdout);
@@ -217,11 +231,13 @@ static void print_config(const struct agent_config *c)
 	printf("output-dir = %s\nwindow = %" PRIu64 "\nfreq = %" PRIu64
 	       "\nevent = %s\npush-url = %s\npush-auth-file = %s\n"
 	       "retain-files = %" PRIu64 "\nretain-bytes = %" PRIu64
-	       "\nmax-memory = %" PRIu64 "\nverbose = %d\n", c->output_dir,
+	       "\nmax-memory = %" PRIu64 "\nverbose = %d\nunwind = %s\n"
+	       "stack-bytes = %u\n", c->output_dir,
 	       c->window_s, c->freq, c->event,
 	       c->push_url ? c->push_url : "none",
 	       c->push_auth_file ? c->push_auth_file : "none", c->retain_files,
-	       c->retain_bytes, c->max_memory, c->verbose);
+	       c->retain_bytes, c->max_memory, c->verbose,
+	       unwind__mode_name(c->unwind), c->stack_bytes);
 }
 
 static int choose_event(struct agent *a)
@@ -254,6 +270,8 @@ static int start_capture(struct agent *a)
 	co.event = a->ev;
 	co.freq = a->cfg.freq;
 	co.service_label = true;
+	co.unwind = a->cfg.unwind;
+	co.stack_bytes = a->cfg.stack_bytes;
 	co.verbose = a->cfg.verbose > 1 ? a->cfg.verbose - 1 : 0;
 	a->cap = capture__start(&co, err, sizeof(err));
 	if (!a->cap) {
@@ -448,7 +466,10 @@ static void reload(struct agent *a)
 		logf_("reload failed; keeping the current settings");
 		return;
 	}
-	resample = fresh.freq != a->cfg.freq || strcmp(fresh.event, a->cfg.event);
+	resample = fresh.freq != a->cfg.freq ||
+		   strcmp(fresh.event, a->cfg.event) ||
+		   fresh.unwind != a->cfg.unwind ||
+		   fresh.stack_bytes != a->cfg.stack_bytes;
 	if (resample)
 		end_window(a);
 	push__stop(a->push, STOP_PUSH_MS);
@@ -536,6 +557,7 @@ int agent_main(int argc, char **argv)
 	}
 	retention__clean_temp(a.cfg.output_dir);
 	gethostname(a.host, sizeof(a.host) - 1);
+	symbolize__set_demangle_default(!a.no_demangle);
 	install_signals();
 	ret = 1;
 	if (choose_event(&a) || start_push(&a) || start_capture(&a))

@@ -25,6 +25,8 @@
 #include "record.h"
 #include "sample_event.h"
 #include "sink.h"
+#include "unwind.h"
+#include "symbolize.h"
 
 #define DEFAULT_FREQ 99
 #define LABEL_FREQ 999		/* a per-query capture wants detail */
@@ -46,6 +48,9 @@ struct record_opts {
 	char **command;		/* after --, or NULL */
 	int until_pidfd;	/* --until-exit: a pidfd, or -1 */
 	uint32_t until_pid;
+	bool no_demangle;	/* --no-demangle */
+	int unwind;		/* --unwind: enum tp_unwind_mode */
+	uint32_t stack_bytes;	/* --stack-bytes; 0 = default */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -57,7 +62,8 @@ void record_usage(FILE *out)
 "usage: tagprof record [-a] [-p PID[,PID...]] [-e EVENT] [-F HZ | -c PERIOD]\n"
 "                      [-d SECONDS] [-o FILE] [-v] [--cgroup PATH] [--idle]\n"
 "                      [--label KEY=VALUE] [--tag FIELD=NAME] [--until-exit PID]\n"
-"                      [-- COMMAND [ARGS...]]\n"
+"                      [--no-demangle] [--unwind fp|dwarf|auto]\n"
+"                      [--stack-bytes N] [-- COMMAND [ARGS...]]\n"
 "\n"
 "Samples CPUs with BPF and writes a gzipped pprof with symbolized user and\n"
 "kernel stacks, labelled with process, thread_name, pid, tid and cpu.\n"
@@ -83,12 +89,20 @@ void record_usage(FILE *out)
 "      --until-exit PID  stop when process PID exits (with -d: whichever\n"
 "                        comes first)\n"
 "  -o, --output FILE     pprof to write (default tagprof.pb.gz)\n"
+"      --unwind MODE     user stacks: fp (frame pointers), dwarf (a stack copy\n"
+"                        per sample, unwound with CFI), or auto (default:\n"
+"                        frame pointers, CFI for processes that need it)\n"
+"      --stack-bytes N   user stack copied per sample for CFI (default %d,\n"
+"                        at most %d)\n"
+"      --no-demangle     keep C++ and Rust function names as the symbols\n"
+"                        are (mangled)\n"
 "  -v, --verbose         more detail; -vv adds libbpf debug output\n"
 "  -h, --help            this help\n"
 "\n"
 "With -- COMMAND, tagprof starts COMMAND, profiles it and the processes it\n"
 "starts until it exits, and exits with its status.\n",
-		DEFAULT_FREQ, LABEL_FREQ, DEFAULT_SECONDS);
+		DEFAULT_FREQ, LABEL_FREQ, DEFAULT_SECONDS, TP_STACK_DEFAULT,
+		TP_STACK_MAX);
 }
 
 static void on_stop_signal(int sig)
@@ -248,9 +262,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "label", required_argument, NULL, 'L' },
 		{ "tag", required_argument, NULL, 'T' },
 		{ "until-exit", required_argument, NULL, 'U' },
+		{ "no-demangle", no_argument, NULL, 'M' },
+		{ "unwind", required_argument, NULL, 'W' },
+		{ "stack-bytes", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	uint64_t v64;
 	char *end;
 	int c;
 
@@ -320,6 +338,25 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'U':
 			if (watch_pid(o, optarg))
 				return 2;
+			break;
+		case 'M':
+			o->no_demangle = true;
+			break;
+		case 'W':
+			o->unwind = unwind__parse_mode(optarg);
+			if (o->unwind < 0) {
+				fprintf(stderr, "tagprof: --unwind wants fp, dwarf or auto, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (!parse_u64(optarg, UINT32_MAX, &v64)) {
+				fprintf(stderr, "tagprof: --stack-bytes wants a positive number of bytes, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->stack_bytes = unwind__stack_bytes(v64);
 			break;
 		case 'h':
 			record_usage(stdout);
@@ -515,6 +552,8 @@ static void fill_capture_opts(const struct record_opts *o,
 		.label_key = o->label_key, .label_val = o->label_val,
 		.tag_field = o->tag_field, .tag_name = o->tag_name };
 	co->verbose = o->verbose;
+	co->unwind = o->unwind;
+	co->stack_bytes = o->stack_bytes;
 }
 
 static int run(struct record_opts *o)
@@ -539,6 +578,7 @@ static int run(struct record_opts *o)
 		goto cleanup;
 	}
 	fill_capture_opts(o, &ch, &co);
+	symbolize__set_demangle_default(!o->no_demangle);
 	install_signals();
 	c = capture__start(&co, err, sizeof(err));
 	if (!c) {

@@ -24,17 +24,18 @@ pprof() {
 	go tool pprof "$@" "$f" 2>"$TMP/pprof.err"
 }
 
-# flat FILE FUNC ARGS...: the flat sample count of FUNC in -top.
+# flat FILE FUNC ARGS...: the flat sample count of FUNC in -top, inlined
+# callees counted in the function they are inlined into.
 flat() {
 	local f=$1 fn=$2; shift 2
-	pprof "$f" -top -nodecount=1000000 -nodefraction=0 -sample_index=samples "$@" |
+	pprof "$f" -top -noinlines -nodecount=1000000 -nodefraction=0 -sample_index=samples "$@" |
 		awk -v fn="$fn" '$6 == fn { print $1; found=1 } END { if (!found) print 0 }'
 }
 
 # cum FILE FUNC ARGS...: the cumulative sample count of FUNC in -top.
 cum() {
 	local f=$1 fn=$2; shift 2
-	pprof "$f" -top -nodecount=1000000 -nodefraction=0 -sample_index=samples "$@" |
+	pprof "$f" -top -noinlines -nodecount=1000000 -nodefraction=0 -sample_index=samples "$@" |
 		awk -v fn="$fn" '$6 == fn { print $4; found=1 } END { if (!found) print 0 }'
 }
 

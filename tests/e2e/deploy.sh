@@ -15,7 +15,7 @@ CONTAINERFILE=$ROOT/deploy/Containerfile
 # daemonset.yaml: nothing else may be granted.
 CAPS="BPF PERFMON SYS_PTRACE DAC_READ_SEARCH SYSLOG"
 # The keys of `tagprof agent` config files (src/config.h).
-KEYS="output-dir window freq event push-url push-auth-file retain-files retain-bytes max-memory verbose"
+KEYS="output-dir window freq event push-url push-auth-file retain-files retain-bytes max-memory verbose unwind stack-bytes"
 
 check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
 	local name=$1 why; shift
@@ -214,7 +214,8 @@ config_example() {
 		want["freq"] = "^19$"; want["event"] = "^auto$"
 		want["push-url"] = "^(none)?$"; want["push-auth-file"] = "^(none)?$"
 		want["retain-files"] = "^1440$"; want["retain-bytes"] = "^(1G|1024M)$"
-		want["max-memory"] = "^64M$"; want["verbose"] = "^(0|false)$" }
+		want["max-memory"] = "^64M$"; want["verbose"] = "^(0|false)$"
+		want["unwind"] = "^auto$"; want["stack-bytes"] = "^(8192|8K)$" }
 	{ sub(/#.*/, ""); gsub(/^[ \t]+|[ \t]+$/, "") }
 	$0 == "" { next }
 	!/^[a-z-]+[ \t]*=/ { print "line " NR ": not key = value: " $0; bad = 1; next }
@@ -253,7 +254,7 @@ containerfile() {
 		grep -qw -- "$p" <<<"$build" ||
 			{ echo "build stage lacks $p (from debian-deps.sh; if it is for tests only, list it in test_only here)"; return 1; }
 	done
-	for p in libbpf1 libelf1 zlib1g libprotobuf-c1 libpfm4 libcurl4; do
+	for p in libbpf1 libelf1 libdw1 zlib1g libprotobuf-c1 libpfm4 libcurl4; do
 		grep -qw -- "$p" <<<"$runtime" || { echo "runtime stage lacks $p"; return 1; }
 	done
 	# Where apt has package lists (Debian 12 here), the names must exist.
