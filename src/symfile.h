@@ -20,7 +20,7 @@
 /* Default budget for the DWARF sections held in memory, and the most DWARF
  * handles open at once. TAGPROF_DWARF_MAX_MB overrides the budget (0: no
  * DWARF at all). */
-#define SYMCACHE_DWARF_BUDGET	(256ull << 20)
+#define SYMCACHE_DWARF_BUDGET	(16ull << 20)	/* the agent aims at 32 MB RSS */
 #define SYMCACHE_DWARF_OPEN_MAX	64
 
 struct elfsym;
