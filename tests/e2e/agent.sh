@@ -171,12 +171,15 @@ ok=""
 "$TAGPROF" agent --config "$TMP/bad.conf" --check-config 2>"$TMP/bad.err" && ok="$ok bad-accepted"
 grep -q "bad.conf:2:" "$TMP/bad.err" || ok="$ok no-line-number($(cat "$TMP/bad.err"))"
 printf 'window = 60\n' >"$TMP/hup.conf"; chmod 600 "$TMP/hup.conf"
-"$TAGPROF" agent --config "$TMP/hup.conf" --output-dir "$TMP/h" -F 19 2>"$TMP/hup.err" &
+"$WORKLOADS/callchain" 5 >/dev/null &	# samples, so windows have files
+wl=$!
+"$TAGPROF" agent --config "$TMP/hup.conf" --output-dir "$TMP/h" -F 99 2>"$TMP/hup.err" &
 ag=$!
 sleep 1
 printf 'window = 1\n' >"$TMP/hup.conf"
 kill -HUP $ag; sleep 2.5
 stop $ag
+wait $wl
 grep -q 'reloaded' "$TMP/hup.err" || ok="$ok no-reload"
 [ "$(files "$TMP/h")" -ge 2 ] || ok="$ok reload-not-applied($(files "$TMP/h") files)"
 if [ -z "$ok" ]; then pass agent_config; else fail agent_config "$ok"; fi
