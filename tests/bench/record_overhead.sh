@@ -25,6 +25,7 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
+. "$repo/tests/bench/lib.sh"
 BUILD=${BUILD:-build}
 RUNS=${RUNS:-5}
 ITER=${ITER:-5400}
@@ -48,7 +49,6 @@ TARGET_CPU_RATIO=0.5
 TARGET_RSS_MB=32
 
 TMP=
-STATS_OLD=
 PROF_SH_PID=	# subshell that runs GNU time and then reads its CPU
 PROF_PID=	# the profiler itself, GNU time's child
 WORK_PIDS=()
@@ -81,9 +81,7 @@ cleanup() {
 	done
 	stop_pid "$PROF_PID" INT
 	stop_pid "$PROF_SH_PID" TERM
-	if [ -n "$STATS_OLD" ]; then
-		sysctl -q -w kernel.bpf_stats_enabled="$STATS_OLD" || true
-	fi
+	bpf_stats_restore
 	if [ -n "$TMP" ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ]; then
 		echo "record_overhead: failed; files kept in $TMP" >&2
 	elif [ -n "$TMP" ]; then
@@ -94,16 +92,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # --- small numeric helpers (awk: bash has no floating point) ---
-
-# median: the median of the numbers on stdin, "-" when there are none.
-median() {
-	sort -g | awk '{ v[NR] = $1 }
-		END {
-			if (!NR) { print "-"; exit }
-			if (NR % 2) print v[(NR + 1) / 2]
-			else print (v[NR / 2] + v[NR / 2 + 1]) / 2
-		}'
-}
 
 # calc EXPR: evaluates an awk expression, printed with %.6g.
 calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
@@ -283,35 +271,6 @@ start_profiler() {
 	fi
 	sleep 1		# time to open its events and attach on every CPU
 	alive "$PROF_PID" || die "$name exited early: $(tail -3 "$dir/stderr")"
-}
-
-# bpf_stats PID: "run_time_ns run_cnt names" summed over the perf_event BPF
-# programs PID holds open (both tagprof and bpftrace keep their program fds).
-# The owner comes from /proc/PID/fdinfo, not the name, because other
-# profilers (another tagprof, say) may be running on this machine too.
-bpf_stats() {
-	local pid=$1 id ids=() json
-	# Link fds name their program too: hence the sort -u. Fds the profiler
-	# closes meanwhile make grep complain: ignored.
-	mapfile -t ids < <(grep -h '^prog_id:' /proc/"$pid"/fdinfo/* 2>/dev/null |
-		awk '{ print $2 }' | sort -un)
-	[ ${#ids[@]} -gt 0 ] || return 1
-	for id in "${ids[@]}"; do
-		json=$(bpftool prog show id "$id" -j 2>/dev/null) || continue
-		echo "$json"
-	done | awk '
-		# Only the sampling program: the exec/exit/fork programs of
-		# tagprof are of type "tracing" and do not run per sample.
-		/"type":"perf_event"/ {
-			n = match($0, /"run_time_ns":[0-9]+/)
-			t = n ? substr($0, RSTART + 14, RLENGTH - 14) : 0
-			n = match($0, /"run_cnt":[0-9]+/)
-			c = n ? substr($0, RSTART + 10, RLENGTH - 10) : 0
-			rt += t; rc += c; found = 1
-			if (!match($0, /"name":"[^"]*"/)) next
-			names = names " " substr($0, RSTART + 8, RLENGTH - 9)
-		}
-		END { if (!found) exit 1; print rt, rc, names }'
 }
 
 # stop_profiler NAME DIR: SIGINT, then wait until it has written its output.
@@ -545,8 +504,7 @@ main() {
 	: >"$TMP/results"
 
 	# Per-program run time and count; restored by cleanup().
-	STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled)
-	sysctl -q -w kernel.bpf_stats_enabled=1
+	bpf_stats_enable
 
 	for ((run = 1; run <= RUNS; run++)); do
 		for name in "${PROFILERS[@]}"; do

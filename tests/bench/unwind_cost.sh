@@ -25,6 +25,7 @@
 # usage: tests/bench/unwind_cost.sh [SECONDS] [ROUNDS]  (root; after `make tests`)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. tests/bench/lib.sh
 SECS=${1:-8}
 ROUNDS=${2:-3}
 WARM=2
@@ -32,9 +33,8 @@ B=${BUILD:-build}
 T=$B/tagprof
 W=$B/workloads
 TMP=$(mktemp -d)
-old=$(sysctl -n kernel.bpf_stats_enabled)
-trap 'sysctl -qw kernel.bpf_stats_enabled=$old; rm -rf "$TMP"' EXIT
-sysctl -qw kernel.bpf_stats_enabled=1
+trap 'bpf_stats_restore; rm -rf "$TMP"' EXIT
+bpf_stats_enable
 
 [ -x "$W/nofp_chain" ] && [ -x "$W/callchain" ] || { echo "run make tests first" >&2; exit 1; }
 have_perf=1
@@ -46,18 +46,8 @@ perf version >/dev/null 2>&1 || have_perf=0
 # cpu_ns PID: CPU time of all the process's threads, in ns (schedstat).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ t += $1 } END { print t + 0 }'; }
 
-# bpf_ns PID: run_time_ns of the on_sample program that process holds (its
-# program fds name their ids in fdinfo): other tagprofs may be running.
-bpf_ns() {
-	local ids
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | tr '\n' ' ')
-	bpftool prog show -j | python3 -c '
-import json, sys
-ids = set(sys.argv[1].split())
-new = [p for p in json.load(sys.stdin)
-       if p.get("name") == "on_sample" and str(p["id"]) in ids]
-print(new[0].get("run_time_ns", 0) if len(new) == 1 else "nan")' "$ids"
-}
+# bpf_ns PID: run_time_ns of the sampling program that process holds.
+bpf_ns() { bpf_stats "$1" | awk '{ print $1 }' || echo nan; }
 
 # full_pprof FILE PROCESS: percentage of PROCESS's samples with the whole chain.
 full_pprof() {
@@ -169,8 +159,7 @@ EOF
 	echo >>"$TMP/$name.full"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "nan") }'; }
-col() { awk -v c="$1" '{ print $c }' "$2" | median; }
+col() { awk -v c="$1" '{ print $c }' "$2" | median nan; }
 
 echo "unwind cost: $SECS s windows at 999 Hz (cpu-clock), median of $ROUNDS interleaved rounds, $(nproc) CPUs, $(uname -r)"
 cases=("nofp fp" "nofp auto" "nofp dwarf" "fp-built fp" "fp-built auto")
@@ -185,13 +174,13 @@ done
 printf "%-28s %14s %14s %14s %10s %8s\n" case bpf_ns/sample ring_B/sample cpu_us/sample report_us full%
 for c in "${cases[@]}"; do
 	printf "%-28s %14s %14s %14s %10s %8s\n" "tagprof $c" "$(col 2 "$TMP/$c.cpu")" \
-		"$(median <"$TMP/$c.ring")" "$(col 1 "$TMP/$c.cpu")" "-" \
-		"$(grep . "$TMP/$c.full" | median)"
+		"$(median nan <"$TMP/$c.ring")" "$(col 1 "$TMP/$c.cpu")" "-" \
+		"$(grep . "$TMP/$c.full" | median nan)"
 done
 if [ $have_perf = 1 ]; then
 	printf "%-28s %14s %14s %14s %10s %8s\n" "perf record --call-graph dwarf" "-" \
 		"$(col 2 "$TMP/nofp perf.cpu")" "$(col 1 "$TMP/nofp perf.cpu")" \
-		"$(col 3 "$TMP/nofp perf.cpu")" "$(grep . "$TMP/nofp perf.full" | median)"
+		"$(col 3 "$TMP/nofp perf.cpu")" "$(grep . "$TMP/nofp perf.full" | median nan)"
 else
 	echo "perf: not installed, not compared"
 fi
