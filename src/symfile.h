@@ -19,8 +19,10 @@
 
 /* Default budget for the DWARF sections held in memory, and the most DWARF
  * handles open at once. TAGPROF_DWARF_MAX_MB overrides the budget (0: no
- * DWARF at all). */
-#define SYMCACHE_DWARF_BUDGET	(16ull << 20)	/* the agent aims at 32 MB RSS */
+ * DWARF at all). A file over the budget is named from its symbol tables.
+ * The agent aims at 32 MB RSS in all; glibc's debug file (libc6-dbg) alone
+ * is 10 MB of DWARF once inflated, ~25 ms of CPU, so it stays out. */
+#define SYMCACHE_DWARF_BUDGET	(8ull << 20)
 #define SYMCACHE_DWARF_OPEN_MAX	64
 
 struct elfsym;
