@@ -30,6 +30,7 @@ struct procs {
 	struct hashmap *binaries;	/* "dev:ino:path" -> struct binary * */
 	struct symcache *symcache;	/* symbol files by build ID */
 	uint64_t perfmap_bytes;		/* held by all processes' perf maps */
+	uint64_t maps_ver;		/* last proc.maps_ver given out */
 	struct procs_stats stats;
 	long clk_tck;
 };
@@ -229,6 +230,7 @@ static int load_maps(struct procs *t, struct proc *p)
 	free(p->maps);
 	p->maps = maps;
 	p->nmaps = n;
+	p->maps_ver = ++t->maps_ver;
 	return 0;
 }
 

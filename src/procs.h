@@ -51,6 +51,9 @@ struct proc {
 	size_t nmaps;
 	bool stale;		/* /proc says another process now owns the pid */
 	uint64_t loaded_ns;	/* when maps were last read */
+	uint64_t maps_ver;	/* changes with every read of the maps, and
+				 * is never reused by another process: an
+				 * address means the same while it holds */
 	/* JIT symbols: /tmp/perf-NSPID.map under the process's root. */
 	struct perfmap *perfmap;
 	bool perfmap_tried, perfmap_refused, perfmap_truncated;

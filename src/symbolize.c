@@ -9,8 +9,9 @@
 
 #include "demangle.h"
 #include "elfsym.h"
-#include "kallsyms.h"
+#include "ksyms.h"
 #include "pprof.h"
+#include "sample_event.h"
 #include "procs.h"
 #include "symbolize.h"
 #include "symfile.h"
@@ -20,32 +21,70 @@
 #define MAX_INLINE 32		/* lines in one location */
 #define NAME_MAX_BYTES 4096	/* of a name or file name, after UTF-8 fixes */
 
+#define FRAME_CACHE_BITS 13
+
+struct frame_slot {
+	uint64_t ver, addr, loc;	/* loc 0: empty */
+};
+
 struct symbolizer {
 	struct procs *procs;
-	struct kallsyms *ks;
+	struct ksyms *ks;
 	struct pprof *pp;
 	uint64_t gen;			/* bumped per pprof */
 	uint64_t kernel_mapping;	/* pprof id, for gen */
 	uint64_t kernel_gen;
 	bool demangle;
 	struct symbolize_stats stats;
+	struct frame_slot *cache;	/* 1 << FRAME_CACHE_BITS slots */
 	/* one frame's strings while its function is made */
 	char raw[NAME_MAX_BYTES], name[DEMANGLE_MAX], file[NAME_MAX_BYTES];
 };
 
 static bool demangle_default = true;
 
+/* Frame cache: (maps version, address) -> location id of the current
+ * pprof, direct-mapped. A sample's 100+ frames are mostly addresses seen
+ * before; one multiply and one compare each beats a map search and a hash
+ * table probe. Kernel addresses use version 0 (procs count from 1). */
+static size_t frame_slot(uint64_t ver, uint64_t addr)
+{
+	uint64_t h = (addr ^ (ver * 0xff51afd7ed558ccdull)) *
+		     0x9e3779b97f4a7c15ull;
+
+	return h >> (64 - FRAME_CACHE_BITS);
+}
+
+static uint64_t frame_cache_get(struct symbolizer *z, uint64_t ver,
+				uint64_t addr)
+{
+	const struct frame_slot *s = &z->cache[frame_slot(ver, addr)];
+
+	return s->loc && s->addr == addr && s->ver == ver ? s->loc : 0;
+}
+
+static void frame_cache_put(struct symbolizer *z, uint64_t ver,
+			    uint64_t addr, uint64_t loc)
+{
+	z->cache[frame_slot(ver, addr)] = (struct frame_slot){ ver, addr, loc };
+}
+
 void symbolize__set_demangle_default(bool on)
 {
 	demangle_default = on;
 }
 
-struct symbolizer *symbolizer__new(struct procs *procs, struct kallsyms *ks)
+struct symbolizer *symbolizer__new(struct procs *procs, struct ksyms *ks)
 {
 	struct symbolizer *z = calloc(1, sizeof(*z));
 
 	if (!z)
 		return NULL;
+	z->cache = calloc(1u << FRAME_CACHE_BITS, sizeof(*z->cache));
+	if (!z->cache) {
+		free(z);
+		return NULL;
+	}
 	z->procs = procs;
 	z->ks = ks;
 	z->demangle = demangle_default;
@@ -54,6 +93,8 @@ struct symbolizer *symbolizer__new(struct procs *procs, struct kallsyms *ks)
 
 void symbolizer__free(struct symbolizer *z)
 {
+	if (z)
+		free(z->cache);
 	free(z);
 }
 
@@ -61,6 +102,8 @@ void symbolizer__set_pprof(struct symbolizer *z, struct pprof *pp)
 {
 	z->pp = pp;
 	z->gen++;
+	/* Location ids are the old pprof's. */
+	memset(z->cache, 0, sizeof(*z->cache) << FRAME_CACHE_BITS);
 }
 
 /* A location whose only line is a function called name. */
@@ -82,21 +125,58 @@ static uint64_t kernel_mapping(struct symbolizer *z)
 	return z->kernel_mapping;
 }
 
-static uint64_t kernel_location(struct symbolizer *z, uint64_t addr)
+/* Names the kernel frames missing[0..n) (indexes into kern/locs) in one
+ * lookup and gives each its location. */
+static void name_kernel_frames(struct symbolizer *z, uint64_t mapping,
+			       const uint64_t *addrs, const size_t *missing,
+			       size_t n, uint64_t *locs)
 {
-	uint64_t mapping = kernel_mapping(z), loc;
-	const char *name = NULL;
+	const char *names[KSYMS_BATCH];
+	uint64_t batch[KSYMS_BATCH];
+	size_t i;
 
-	loc = pprof__find_location(z->pp, mapping, addr);
-	if (loc)
-		return loc;
-	if (z->ks)
-		name = kallsyms__lookup(z->ks, addr, NULL, NULL);
-	if (!name) {
-		z->stats.kernel_no_symbol++;
-		name = "[kernel.kallsyms]";
+	for (i = 0; i < n; i++)
+		batch[i] = addrs[missing[i]];
+	ksyms__lookup(z->ks, batch, n, names);
+	for (i = 0; i < n; i++) {
+		if (!names[i]) {
+			z->stats.kernel_no_symbol++;
+			names[i] = "[kernel.kallsyms]";
+		}
+		/* A recursive stack repeats an address: the second is
+		 * found, not added again. */
+		locs[missing[i]] = named_location(z, mapping, batch[i],
+						  names[i]);
+		if (locs[missing[i]])
+			frame_cache_put(z, 0, batch[i], locs[missing[i]]);
 	}
-	return named_location(z, mapping, addr, name);
+}
+
+/* Locations of nk kernel frames (0 where none could be made), asking
+ * the kernel symbol source once per batch of new addresses, not once per
+ * frame. addrs gets the return-address-adjusted frames. */
+static void kernel_locations(struct symbolizer *z, const uint64_t *kern,
+			     size_t nk, uint64_t *addrs, uint64_t *locs)
+{
+	uint64_t mapping = kernel_mapping(z);
+	size_t missing[KSYMS_BATCH], nm = 0;
+
+	for (size_t i = 0; i < nk; i++) {
+		addrs[i] = i ? kern[i] - 1 : kern[i];
+		locs[i] = frame_cache_get(z, 0, addrs[i]);
+		if (!locs[i])
+			locs[i] = pprof__find_location(z->pp, mapping,
+						       addrs[i]);
+		if (!locs[i])
+			missing[nm++] = i;
+		else
+			frame_cache_put(z, 0, addrs[i], locs[i]);
+		if (nm == KSYMS_BATCH || (nm && i + 1 == nk)) {
+			name_kernel_frames(z, mapping, addrs, missing, nm,
+					   locs);
+			nm = 0;
+		}
+	}
 }
 
 static uint64_t map_mapping(struct symbolizer *z, struct proc *p,
@@ -176,10 +256,10 @@ static bool untrusted(const struct proc_map *m)
 	       b->load_err == EINVAL;
 }
 
-static uint64_t user_location(struct symbolizer *z, struct proc *p,
-			      uint64_t addr)
+/* The location of an address in mapping m of process p. */
+static uint64_t mapped_location(struct symbolizer *z, struct proc *p,
+				struct proc_map *m, uint64_t addr)
 {
-	struct proc_map *m = p ? procs__find_map(z->procs, p, addr) : NULL;
 	uint64_t mapping, loc, vaddr, fns[MAX_INLINE];
 	int64_t lines[MAX_INLINE];
 	struct symframe fr[MAX_INLINE];
@@ -189,11 +269,6 @@ static uint64_t user_location(struct symbolizer *z, struct proc *p,
 	char buf[96];
 	bool any_line = false;
 
-	if (!m) {
-		z->stats.unmapped++;
-		loc = pprof__find_location(z->pp, 0, addr);
-		return loc ? loc : named_location(z, 0, addr, "[unknown]");
-	}
 	mapping = map_mapping(z, p, m);
 	loc = pprof__find_location(z->pp, mapping, addr);
 	if (loc)
@@ -236,18 +311,40 @@ static uint64_t user_location(struct symbolizer *z, struct proc *p,
 	return pprof__location(z->pp, mapping, addr, fns, lines, n);
 }
 
+static uint64_t user_location(struct symbolizer *z, struct proc *p,
+			      uint64_t addr)
+{
+	struct proc_map *m;
+	uint64_t loc;
+
+	if (p && (loc = frame_cache_get(z, p->maps_ver, addr)))
+		return loc;
+	m = p ? procs__find_map(z->procs, p, addr) : NULL;
+	if (!m) {
+		/* Not cached: a later sample may find it after a reload. */
+		z->stats.unmapped++;
+		loc = pprof__find_location(z->pp, 0, addr);
+		return loc ? loc : named_location(z, 0, addr, "[unknown]");
+	}
+	loc = mapped_location(z, p, m, addr);
+	if (loc)	/* the maps may have been reread meanwhile */
+		frame_cache_put(z, p->maps_ver, addr, loc);
+	return loc;
+}
+
 size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
 			 const uint64_t *user, size_t nu,
 			 const uint64_t *kern, size_t nk, uint64_t *locs)
 {
+	uint64_t kaddrs[TP_MAX_FRAMES], klocs[TP_MAX_FRAMES], loc;
 	size_t n = 0;
-	uint64_t loc;
 
-	for (size_t i = 0; i < nk; i++) {
-		loc = kernel_location(z, i ? kern[i] - 1 : kern[i]);
-		if (loc)
-			locs[n++] = loc;
-	}
+	if (nk > TP_MAX_FRAMES)
+		nk = TP_MAX_FRAMES;
+	kernel_locations(z, kern, nk, kaddrs, klocs);
+	for (size_t i = 0; i < nk; i++)
+		if (klocs[i])
+			locs[n++] = klocs[i];
 	/* The user leaf is only a leaf when the kernel did not interrupt a
 	 * syscall: then user[0] is the instruction after the syscall, a
 	 * return address like the others. */

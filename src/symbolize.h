@@ -1,6 +1,6 @@
 /* Turns the raw addresses of one sample into pprof location ids, naming
  * each new location once: user frames through the process table and ELF
- * symbols, kernel frames through kallsyms. */
+ * symbols, kernel frames through the kernel's own symbol lookup (ksyms). */
 #ifndef TAGPROF_SYMBOLIZE_H
 #define TAGPROF_SYMBOLIZE_H
 
@@ -11,7 +11,7 @@
 struct pprof;
 struct procs;
 struct proc;
-struct kallsyms;
+struct ksyms;
 
 /* Counted per location, i.e. per distinct address in a profile (per
  * window for the agent), except the *_frames totals. */
@@ -35,8 +35,8 @@ struct symbolizer;
  * symbol. */
 void symbolize__set_demangle_default(bool on);
 
-/* ks may be NULL (kallsyms unreadable): kernel frames are then unnamed. */
-struct symbolizer *symbolizer__new(struct procs *procs, struct kallsyms *ks);
+/* ks names kernel frames; it is borrowed and must outlive the symbolizer. */
+struct symbolizer *symbolizer__new(struct procs *procs, struct ksyms *ks);
 void symbolizer__free(struct symbolizer *z);	/* accepts NULL */
 
 /* Starts a new pprof: cached mapping ids from an older one are dropped. */

@@ -1,0 +1,245 @@
+/* Kernel symbol names asked of the kernel (bpf/ksym.bpf.c) checked against
+ * /proc/kallsyms: hundreds of vmlinux text symbols spread over the whole
+ * kernel, aliases, batch limits, addresses no symbol covers, and the
+ * /proc/kallsyms fallback. */
+#include "check.h"
+#include "ksyms.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define PICK 512	/* symbols checked, spread evenly */
+
+struct ksym_line {
+	uint64_t addr;
+	char name[128];
+};
+
+static struct ksym_line *syms;
+static size_t nsyms;
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct ksym_line *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* vmlinux text symbols (t, T, w, W) of /proc/kallsyms, sorted. */
+static int read_kallsyms(void)
+{
+	char line[1024], type, name[512];
+	unsigned long long a;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %511s", &a, &type, name) != 3 ||
+		    !strchr("tTwW", type) || strchr(line, '[') || !a ||
+		    strlen(name) >= sizeof(syms->name))
+			continue;
+		if (nsyms == cap) {
+			cap = cap ? cap * 2 : 4096;
+			syms = realloc(syms, cap * sizeof(*syms));
+			if (!syms)
+				break;
+		}
+		syms[nsyms].addr = a;
+		strcpy(syms[nsyms++].name, name);
+	}
+	fclose(f);
+	if (!syms)
+		return -1;
+	qsort(syms, nsyms, sizeof(*syms), cmp_addr);
+	return 0;
+}
+
+/* Whether name is one of the symbols at the address of syms[i]. */
+static bool alias_of(size_t i, const char *name)
+{
+	size_t j = i;
+
+	while (j > 0 && syms[j - 1].addr == syms[i].addr)
+		j--;
+	for (; j < nsyms && syms[j].addr == syms[i].addr; j++)
+		if (!strcmp(syms[j].name, name))
+			return true;
+	return false;
+}
+
+/* Index of the next symbol at a higher address than syms[i], or nsyms. */
+static size_t next_addr(size_t i)
+{
+	size_t j = i;
+
+	while (j < nsyms && syms[j].addr == syms[i].addr)
+		j++;
+	return j;
+}
+
+/* Looks up PICK symbols (one byte into each) in batches of batch and
+ * checks each answer against /proc/kallsyms; returns symbols checked. */
+static size_t check_spread(struct ksyms *k, size_t batch, int *bad)
+{
+	uint64_t addrs[KSYMS_BATCH];
+	size_t idx[KSYMS_BATCH], n = 0, checked = 0, i, j, next;
+	const char *names[KSYMS_BATCH];
+
+	for (i = 0; i < nsyms; i += nsyms / PICK + 1) {
+		next = next_addr(i);
+		/* The last text symbol's extent is not known. */
+		if (next >= nsyms || syms[next].addr < syms[i].addr + 2)
+			continue;
+		idx[n] = i;
+		addrs[n++] = syms[i].addr + 1;
+		if (n < batch && i + nsyms / PICK + 1 < nsyms)
+			continue;
+		ksyms__lookup(k, addrs, n, names);
+		for (j = 0; j < n; j++, checked++) {
+			if (names[j] && alias_of(idx[j], names[j]))
+				continue;
+			fprintf(stderr, "  %llx: got %s, want %s\n",
+				(unsigned long long)addrs[j],
+				names[j] ? names[j] : "(none)",
+				syms[idx[j]].name);
+			(*bad)++;
+		}
+		n = 0;
+	}
+	return checked;
+}
+
+static void test_names_match_kallsyms(void)
+{
+	struct ksyms *k = ksyms__new(true);
+	int bad = 0;
+	size_t checked;
+
+	CHECK(k);
+	CHECK(!strcmp(ksyms__source(k), "kernel (BPF %ps)"));
+	checked = check_spread(k, KSYMS_BATCH, &bad);
+	fprintf(stderr, "  %zu of %zu symbols checked, %d wrong\n", checked,
+		nsyms, bad);
+	CHECK(checked >= PICK / 2);
+	CHECK(bad == 0);
+	CHECK(ksyms__stats(k)->lookups == checked);
+	CHECK(ksyms__stats(k)->bpf_batches >= checked / KSYMS_BATCH);
+	CHECK(ksyms__stats(k)->bpf_failed == 0);
+	CHECK(ksyms__stats(k)->unnamed == 0);
+	/* Still answered by the kernel, never by the file. */
+	CHECK(!strcmp(ksyms__source(k), "kernel (BPF %ps)"));
+	ksyms__free(k);
+}
+
+static void test_odd_batches(void)
+{
+	struct ksyms *k = ksyms__new(true);
+	int bad = 0;
+
+	CHECK(k);
+	CHECK(check_spread(k, 1, &bad) > 0);
+	CHECK(check_spread(k, 7, &bad) > 0);
+	CHECK(bad == 0);
+	ksyms__free(k);
+}
+
+/* More than a batch is cut to a batch; nothing past it is written. */
+static void test_batch_limit(void)
+{
+	uint64_t addrs[KSYMS_BATCH + 1];
+	const char *names[KSYMS_BATCH + 1];
+	struct ksyms *k = ksyms__new(true);
+	size_t i;
+
+	CHECK(k);
+	for (i = 0; i <= KSYMS_BATCH; i++)
+		addrs[i] = syms[nsyms / 2].addr + 1;
+	names[KSYMS_BATCH] = "untouched";
+	ksyms__lookup(k, addrs, KSYMS_BATCH + 1, names);
+	CHECK(!strcmp(names[KSYMS_BATCH], "untouched"));
+	for (i = 0; i < KSYMS_BATCH; i++)
+		CHECK(names[i] && alias_of(nsyms / 2, names[i]));
+	CHECK(ksyms__stats(k)->lookups == KSYMS_BATCH);
+	ksyms__free(k);
+}
+
+/* User-space, non-canonical and unmapped kernel addresses have no name,
+ * and each is counted. */
+static void test_no_symbol(void)
+{
+	const uint64_t addrs[] = { 0, 0x401000, 0x7fffffffe000,
+				   0xffffffffffff0000ull };
+	const size_t n = sizeof(addrs) / sizeof(addrs[0]);
+	const char *names[sizeof(addrs) / sizeof(addrs[0])];
+	struct ksyms *k = ksyms__new(true);
+
+	CHECK(k);
+	ksyms__lookup(k, addrs, n, names);
+	for (size_t i = 0; i < n; i++)
+		CHECK(names[i] == NULL);
+	CHECK(ksyms__stats(k)->unnamed == n);
+	ksyms__free(k);
+}
+
+/* Without the BPF program, /proc/kallsyms is read on the first lookup
+ * and gives the same names. */
+static void test_kallsyms_fallback(void)
+{
+	struct ksyms *k = ksyms__new(false);
+	int bad = 0;
+
+	CHECK(k);
+	CHECK(!strcmp(ksyms__source(k), "/proc/kallsyms (not read yet)"));
+	CHECK(check_spread(k, KSYMS_BATCH, &bad) >= PICK / 2);
+	CHECK(bad == 0);
+	CHECK(!strcmp(ksyms__source(k), "/proc/kallsyms"));
+	CHECK(ksyms__stats(k)->bpf_batches == 0);
+	ksyms__free(k);
+}
+
+/* BPF syscall programs (what the lookup runs as) came in Linux 5.14. */
+static bool kernel_before_5_14(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return false;
+	return major < 5 || (major == 5 && minor < 14);
+}
+
+int main(void)
+{
+	const char *why = NULL;
+
+	if (geteuid() != 0)
+		why = "not root";
+	else if (read_kallsyms() || nsyms < 1000)
+		why = "/proc/kallsyms unreadable or addresses hidden";
+	if (why) {
+		SKIP(test_names_match_kallsyms, why);
+		SKIP(test_kallsyms_fallback, why);
+		CHECK_EXIT();
+	}
+	if (kernel_before_5_14()) {
+		why = "kernel before 5.14: no BPF syscall programs";
+		SKIP(test_names_match_kallsyms, why);
+		SKIP(test_odd_batches, why);
+		SKIP(test_batch_limit, why);
+		SKIP(test_no_symbol, why);
+	} else {
+		RUN(test_names_match_kallsyms);
+		RUN(test_odd_batches);
+		RUN(test_batch_limit);
+		RUN(test_no_symbol);
+	}
+	RUN(test_kallsyms_fallback);
+	free(syms);
+	CHECK_EXIT();
+}
