@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "capture.h"
-#include "kallsyms.h"
+#include "ksyms.h"
 #include "pprof.h"
 #include "procs.h"
 #include "sample_event.h"
@@ -23,7 +23,7 @@ struct capture {
 	struct capture_opts o;
 	struct sampler *sampler;
 	struct procs *procs;
-	struct kallsyms *ks;
+	struct ksyms *ks;
 	struct symbolizer *sym;
 	struct threadctx *tc;
 	struct unwinder *uw;
@@ -201,12 +201,9 @@ static int on_record(void *ctx, const void *data, size_t size)
 static int setup(struct capture *c, const struct capture_opts *o)
 {
 	c->o = *o;
-	c->ks = kallsyms__load(NULL);
-	if (!c->ks)
-		fprintf(stderr, "tagprof: warning: kernel symbols unavailable "
-			"(/proc/kallsyms: %s)\n", strerror(errno));
+	c->ks = ksyms__new(!getenv("TAGPROF_KALLSYMS"));
 	c->procs = procs__new();
-	c->sym = symbolizer__new(c->procs, c->ks);
+	c->sym = c->ks ? symbolizer__new(c->procs, c->ks) : NULL;
 	c->pp = new_pprof(c);
 	c->tc = threadctx__new(&o->filters);
 	c->uw = unwinder__new(c->procs, o->unwind);
@@ -332,6 +329,8 @@ static void add_unwind_comment(struct capture *c, struct pprof *pp,
 	comment(pp, "unwind %s: %llu samples with a stack copy (%llu auto "
 		"probes, %llu cut short by the stack's end), %llu copies "
 		"failed; since start: %" PRIu64 " stacks from CFI, %" PRIu64
+		" CFI unwinds by cached rules (%" PRIu64 " differing from "
+		"libdwfl), %" PRIu64
 		" copies CFI could not unwind, %" PRIu64 " where frame "
 		"pointers went deeper, %" PRIu64 " frameless leaf callers "
 		"recovered, %" PRIu64 " processes marked for CFI (%" PRIu64
@@ -340,7 +339,8 @@ static void add_unwind_comment(struct capture *c, struct pprof *pp,
 		(unsigned long long)st->ustack_probes,
 		(unsigned long long)st->ustack_short,
 		(unsigned long long)st->ustack_failed, us->cfi_used,
-		us->cfi_failed, us->fp_longer, us->leaf_recovered, us->marked,
+		us->cfi_rules, us->cfi_rules_differ, us->cfi_failed,
+		us->fp_longer, us->leaf_recovered, us->marked,
 		us->unmarked);
 }
 
@@ -351,6 +351,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 	const struct symbolize_stats *ss = symbolizer__stats(c->sym);
 	const struct procs_stats *ps = procs__stats(c->procs);
 	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	const struct ksyms_stats *ks = ksyms__stats(c->ks);
 
 	comment(pp, "tagprof " TAGPROF_VERSION);
 	comment(pp, "event: %s", c->o.event.name);
@@ -364,8 +365,11 @@ static void add_comments(struct capture *c, struct pprof *pp,
 				(unsigned long long)cpu[i].lost);
 	comment(pp, "frames since start: %" PRIu64 " user (%" PRIu64
 		" unmapped, %" PRIu64 " without symbol), %" PRIu64 " kernel (%"
-		PRIu64 " without symbol)", ss->user_frames, ss->unmapped,
-		ss->no_symbol, ss->kernel_frames, ss->kernel_no_symbol);
+		PRIu64 " without symbol; names from %s, %" PRIu64 " addresses "
+		"asked, %" PRIu64 " BPF lookup failures)", ss->user_frames,
+		ss->unmapped, ss->no_symbol, ss->kernel_frames,
+		ss->kernel_no_symbol, ksyms__source(c->ks), ks->lookups,
+		ks->bpf_failed);
 	comment(pp, "processes since start: %" PRIu64 " seen, %" PRIu64
 		" maps unreadable, %" PRIu64 " pid reused, %" PRIu64
 		" binaries unreadable; %llu user threads without user stack, "
@@ -526,12 +530,15 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 		const struct unwind_stats *us = unwinder__stats(c->uw);
 
 		fprintf(stderr, "tagprof: unwind %s: %llu stack copies (%llu "
-			"probes), %" PRIu64 " stacks from CFI, %" PRIu64
+			"probes), %" PRIu64 " stacks from CFI (%" PRIu64
+			" unwinds by cached rules, %" PRIu64 " differing from "
+			"libdwfl), %" PRIu64
 			" frameless leaf callers recovered, %" PRIu64
 			" processes marked for CFI; %.0f ring-buffer bytes per "
 			"sample\n", unwind__mode_name(c->o.unwind),
 			(unsigned long long)st.ustack_copied,
 			(unsigned long long)st.ustack_probes, us->cfi_used,
+			us->cfi_rules, us->cfi_rules_differ,
 			us->leaf_recovered, us->marked,
 			c->samples ? (double)c->ring_bytes / c->samples : 0.0);
 	}
@@ -551,7 +558,7 @@ void capture__free(struct capture *c)
 	pprof__free(c->pp);
 	symbolizer__free(c->sym);
 	procs__free(c->procs);
-	kallsyms__free(c->ks);
+	ksyms__free(c->ks);
 	free(c->last);
 	free(c);
 }

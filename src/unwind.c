@@ -44,6 +44,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "cfirule.h"
 #include "elfsym.h"
 #include "hashmap.h"
 #include "procs.h"
@@ -81,6 +82,7 @@ struct bin {
 	uint64_t base_vaddr;	/* first PT_LOAD's p_vaddr & -p_align */
 	uint64_t end_vaddr;	/* highest p_vaddr + p_memsz */
 	Dwarf_CFI *cfi;		/* .eh_frame, or NULL */
+	struct hashmap *rules;	/* vaddr -> packed cfirule */
 	struct hashmap *pcs;	/* vaddr -> leaf decision + 1 */
 	struct hashmap *fns;	/* function vaddr -> prologue class + 1 */
 };
@@ -119,6 +121,7 @@ struct unwinder {
 	struct sampler *sampler;
 	int mode;
 	int verbose;
+	bool verify;			/* TAGPROF_UNWIND_VERIFY: rules vs dwfl */
 	struct hashmap *procs_by_pid;	/* pid -> struct uwproc * */
 	struct hashmap *bins;		/* dev, ino -> struct bin * */
 	size_t ndwfl, nmarked;
@@ -184,6 +187,7 @@ static void bin_free(void *ptr)
 		dwarf_cfi_end(b->cfi);
 	if (b->elf)
 		elf_end(b->elf);
+	hashmap__free(b->rules);
 	hashmap__free(b->pcs);
 	hashmap__free(b->fns);
 	free(b);
@@ -318,9 +322,10 @@ static struct bin *bin_get(struct unwinder *u, uint32_t pid,
 		return NULL;
 	b->dev = fb->dev;
 	b->ino = fb->ino;
+	b->rules = hashmap__new(0);
 	b->pcs = hashmap__new(0);
 	b->fns = hashmap__new(0);
-	if (!b->pcs || !b->fns ||
+	if (!b->rules || !b->pcs || !b->fns ||
 	    hashmap__put(u->bins, key, sizeof(key), (uintptr_t)b)) {
 		bin_free(b);
 		return NULL;
@@ -583,20 +588,30 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 }
 
 /* Memory is the stack copy and nothing else. */
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
-			void *arg)
+static bool copy_word(void *arg, uint64_t addr, uint64_t *val)
 {
-	const struct unwind_sample *s = ((struct uwproc *)arg)->cur;
+	const struct unwind_sample *s = arg;
 	uint64_t sp;
 
-	(void)dwfl;
 	if (!s || !s->regs)
 		return false;
 	sp = s->regs->sp;
-	if (addr < sp || s->stack_len < sizeof(*result) ||
-	    addr - sp > s->stack_len - sizeof(*result))
+	if (addr < sp || s->stack_len < sizeof(*val) ||
+	    addr - sp > s->stack_len - sizeof(*val))
 		return false;
-	memcpy(result, s->stack + (addr - sp), sizeof(*result));
+	memcpy(val, s->stack + (addr - sp), sizeof(*val));
+	return true;
+}
+
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			void *arg)
+{
+	uint64_t v;
+
+	(void)dwfl;
+	if (!copy_word((void *)((struct uwproc *)arg)->cur, addr, &v))
+		return false;
+	*result = v;
 	return true;
 }
 
@@ -780,15 +795,14 @@ static int on_frame(Dwfl_Frame *frame, void *arg)
 	return w->n < TP_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-/* The CFI unwind of the sample's stack copy into out; 0 if none. */
-static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
-			const struct unwind_sample *s, uint64_t *out)
+/* libdwfl's unwind of the sample's stack copy into out; 0 if none. */
+static size_t dwfl_stack(struct unwinder *u, struct uwproc *up,
+			 struct proc *p, const struct unwind_sample *s,
+			 uint64_t *out)
 {
 	struct walk w = { out, 0 };
 	Dwfl *dwfl;
 
-	/* A pc outside the maps read so far: re-read them (rate-limited). */
-	procs__find_map(u->procs, p, s->regs->ip);
 	dwfl = dwfl_for(u, up, p);
 	if (!dwfl)
 		return 0;
@@ -797,6 +811,88 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 			      on_frame, &w);
 	up->cur = NULL;
 	return w.n;
+}
+
+/* The CFI rule at vaddr of b, cached per binary. */
+static uint64_t bin_rule(struct bin *b, uint64_t vaddr)
+{
+	uint64_t v;
+
+	if (b->rules && hashmap__get(b->rules, &vaddr, sizeof(vaddr), &v))
+		return v;
+	v = cfirule__at(b->cfi, vaddr);
+	if (b->rules && hashmap__size(b->rules) >= MAX_PCS) {
+		hashmap__free(b->rules);
+		b->rules = hashmap__new(0);
+	}
+	if (b->rules)
+		hashmap__put(b->rules, &vaddr, sizeof(vaddr), v);
+	return v;
+}
+
+/* The same walk as libdwfl's, frame for frame, with cached rules; 0 when
+ * some frame needs more than they describe (no .eh_frame entry, a PLT
+ * stub, a signal frame): libdwfl then unwinds the stack from the start. A
+ * caller's rule is looked up at its return address - 1, as a call may end
+ * its function. */
+static size_t rules_stack(struct unwinder *u, struct proc *p,
+			  const struct unwind_sample *s, uint64_t *out)
+{
+	struct cfiregs r = { s->regs->ip, s->regs->sp, s->regs->bp, true };
+	const struct proc_map *m = NULL;
+	struct bin *b = NULL;
+	uint64_t bias = 0, look, rule;
+	size_t n = 0;
+
+	for (;;) {
+		out[n++] = r.pc;
+		if (n == TP_MAX_FRAMES)
+			return n;
+		look = n > 1 ? r.pc - 1 : r.pc;
+		if (!m || look < m->start || look >= m->end) {
+			m = find_map(p, look);
+			b = m && m->bin ? bin_get(u, p->pid, m->bin) : NULL;
+			if (!b || !b->cfi ||
+			    !map_bias(b, m->start, m->offset, &bias))
+				return 0;
+		}
+		rule = bin_rule(b, look - bias);
+		if (!cfirule__usable(rule))
+			return 0;
+		if (cfirule__step(rule, &r, copy_word, (void *)s) !=
+		    CFIRULE_CALLER || !r.pc)
+			return n;	/* where libdwfl ends too */
+	}
+}
+
+/* The CFI unwind of the sample's stack copy into out; 0 if none. With
+ * TAGPROF_UNWIND_VERIFY set, libdwfl unwinds every stack as well and
+ * stacks where the two differ are counted. */
+static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
+			const struct unwind_sample *s, uint64_t *out)
+{
+	uint64_t fast[TP_MAX_FRAMES];
+	size_t nfast, n;
+
+	/* A pc outside the maps read so far: re-read them (rate-limited). */
+	procs__find_map(u->procs, p, s->regs->ip);
+	nfast = rules_stack(u, p, s, fast);
+	if (nfast) {
+		u->stats.cfi_rules++;
+		if (!u->verify) {
+			memcpy(out, fast, nfast * sizeof(*out));
+			return nfast;
+		}
+	}
+	n = dwfl_stack(u, up, p, s, out);
+	if (nfast && (n != nfast || memcmp(out, fast, n * sizeof(*out)))) {
+		u->stats.cfi_rules_differ++;
+		if (u->verbose)
+			fprintf(stderr, "tagprof: unwind: pid %u: cached "
+				"rules gave %zu frames, libdwfl %zu\n",
+				s->pid, nfast, n);
+	}
+	return n;
 }
 
 /* ---- processes and `auto` ---- */
@@ -986,6 +1082,7 @@ struct unwinder *unwinder__new(struct procs *procs, int mode)
 	elf_version(EV_CURRENT);
 	u->procs = procs;
 	u->mode = mode;
+	u->verify = getenv("TAGPROF_UNWIND_VERIFY") != NULL;
 	u->procs_by_pid = hashmap__new(0);
 	u->bins = hashmap__new(0);
 	if (!u->procs_by_pid || !u->bins) {

@@ -19,6 +19,10 @@ struct unwind_stats {
 	uint64_t copies;	/* samples that carried a stack copy */
 	uint64_t probes;	/* of which `auto` probes */
 	uint64_t cfi_used;	/* samples whose user stack came from CFI */
+	uint64_t cfi_rules;	/* CFI unwinds done with cached rules (the
+				   rest went through libdwfl) */
+	uint64_t cfi_rules_differ; /* ... that libdwfl unwound otherwise
+				   (TAGPROF_UNWIND_VERIFY only) */
 	uint64_t cfi_failed;	/* copies CFI could not unwind past the leaf */
 	uint64_t fp_longer;	/* copies where the frame pointers gave more */
 	uint64_t leaf_recovered; /* frameless leaves given their caller back */
