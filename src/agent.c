@@ -57,6 +57,7 @@ struct agent {
 	struct pending pending[PENDING_MAX];
 	size_t npending;
 	uint64_t dropped_files;		/* pending files given up on */
+	bool over_memory;		/* samples dropped: heap > max-memory */
 	char host[256];
 };
 
@@ -489,6 +490,24 @@ static void reload(struct agent *a)
 	logf_("reloaded settings");
 }
 
+/* Drops samples while the heap is over --max-memory, and says when that
+ * starts and ends. */
+static void check_memory(struct agent *a)
+{
+	uint64_t heap = heap_bytes();
+	bool over = heap > a->cfg.max_memory;
+
+	if (over != a->over_memory)
+		logf_(over ? "warning: heap %" PRIu64 " KiB is over max-memory %"
+			     PRIu64 " KiB: samples are dropped (and counted) "
+			     "until it is back under" :
+			     "heap %" PRIu64 " KiB is back under max-memory %"
+			     PRIu64 " KiB: samples are kept again",
+		      heap >> 10, a->cfg.max_memory >> 10);
+	a->over_memory = over;
+	capture__set_dropping(a->cap, over);
+}
+
 static int run(struct agent *a)
 {
 	time_t next = window_end(time(NULL), a->cfg.window_s), checked = 0;
@@ -497,8 +516,7 @@ static int run(struct agent *a)
 		capture__poll(a->cap, 100);
 		if (time(NULL) != checked) {	/* the heap, once a second */
 			checked = time(NULL);
-			capture__set_dropping(a->cap,
-					      heap_bytes() > a->cfg.max_memory);
+			check_memory(a);
 		}
 		if (reload_requested) {
 			reload_requested = 0;
