@@ -8,7 +8,7 @@
 need_bpf unwind_nofp_built unwind_dwarf_record unwind_dwarf_full_chain \
 	unwind_auto_record unwind_auto_full_chain unwind_fp_record \
 	unwind_leaf_fp_record unwind_leaf_fp_caller unwind_leaf_auto_record \
-	unwind_leaf_auto_caller unwind_bad_option
+	unwind_leaf_auto_caller unwind_rules_match_libdwfl unwind_bad_option
 
 NOFP=$WORKLOADS/nofp_chain
 MEMCPY=$WORKLOADS/memcpy_loop
@@ -109,6 +109,38 @@ for mode in fp auto; do
 		fail unwind_leaf_${mode}_caller "copy_loop above memcpy in $under of $leaf samples ($p%, want >= 90%)"
 	fi
 done
+
+# Cached CFI rules against libdwfl, stack for stack: with
+# TAGPROF_UNWIND_VERIFY both unwind every copy system-wide (GCC without
+# frame pointers, glibc's memcpy, Python and Perl interpreters, a shell)
+# and the summary counts the stacks where they differ.
+"$NOFP" 4 >/dev/null 2>&1 &
+w1=$!
+"$MEMCPY" 4 >/dev/null 2>&1 &
+w2=$!
+/usr/bin/python3 -c '
+import json, time
+t = time.time()
+while time.time() - t < 4: json.dumps([{"a": i} for i in range(100)])
+' &
+w3=$!
+perl -e '$t = time; while (time - $t < 4) { $x = join(",", map { $_ * 2 } 1 .. 100) }' &
+w4=$!
+bash -c 'end=$((SECONDS + 4)); while [ $SECONDS -lt $end ]; do :; done' &
+w5=$!
+TAGPROF_UNWIND_VERIFY=1 "$TAGPROF" record -a -F 499 -d 3 --unwind dwarf \
+	-o "$TMP/verify.pb.gz" 2>"$TMP/verify.err"
+rc=$?
+wait $w1 $w2 $w3 $w4 $w5
+line=$(grep '^tagprof: unwind dwarf' "$TMP/verify.err")
+rules=$(sed -nE 's/.*\(([0-9]+) unwinds by cached rules.*/\1/p' <<<"$line")
+differ=$(sed -nE 's/.* ([0-9]+) differing from libdwfl.*/\1/p' <<<"$line")
+echo "unwind verify: $line" >&2
+if [ $rc -eq 0 ] && [ "${rules:-0}" -ge 1000 ] && [ "$differ" = 0 ]; then
+	pass unwind_rules_match_libdwfl
+else
+	fail unwind_rules_match_libdwfl "rc=$rc, ${rules:-?} stacks by cached rules, ${differ:-?} differing (want >= 1000 and 0): $line"
+fi
 
 if "$TAGPROF" record --unwind lbr -o "$TMP/x.pb.gz" -- true 2>"$TMP/bad.err"; then
 	fail unwind_bad_option "--unwind lbr was accepted"
