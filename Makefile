@@ -18,7 +18,10 @@ VMLINUX  := vmlinux/$(ARCH)/vmlinux.h
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wno-missing-field-initializers
 CPPFLAGS += -D_GNU_SOURCE -DTAGPROF_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(BUILD)
-LIBS     := -lbpf -ldw -lelf -lz -lprotobuf-c -lpfm -lcurl -liberty -lpthread
+# libcurl and libpfm4 are loaded with dlopen when first needed (dynlib.h):
+# built against, not linked. Unit tests that call libpfm4 link it.
+LIBS     := -lbpf -ldw -lelf -lz -lprotobuf-c -liberty -lpthread
+TEST_LIBS := -lpfm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
@@ -170,7 +173,7 @@ $(BUILD)/tests/test_libtagprof_tags: tests/unit/test_libtagprof_tags.c tests/uni
 
 # --- tests ---
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(LIB_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) $(LIBS)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) $(LIBS) $(TEST_LIBS)
 
 # Workloads keep frame pointers in every function, leaves included, and no
 # tail calls, so the frame-pointer unwinder sees the whole chain. clang,

@@ -3,6 +3,7 @@
  * A handful of names (cpu-clock and the generic hardware counters) are
  * encoded here directly so they work even where libpfm4 does not know the
  * CPU; everything else is handed to libpfm4, which knows the PMU tables. */
+#include "dynlib.h"
 #include "events.h"
 
 #include <errno.h>
@@ -112,9 +113,36 @@ static void keep_encoding(struct perf_event_attr *dst,
 static int pfm_init_rc = PFM_ERR_NOINIT;
 static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
 
+/* libpfm4, loaded on first use (dynlib.h). */
+static struct {
+	typeof(pfm_initialize) *initialize;
+	typeof(pfm_get_os_event_encoding) *get_os_event_encoding;
+	typeof(pfm_get_pmu_info) *get_pmu_info;
+	typeof(pfm_strerror) *strerror;
+} pfm;
+static char pfm_load_err[256];
+
 static void pfm_init_once(void)
 {
-	pfm_init_rc = pfm_initialize();
+	const struct dynlib_sym syms[] = {
+		{ "pfm_initialize", &pfm.initialize },
+		{ "pfm_get_os_event_encoding", &pfm.get_os_event_encoding },
+		{ "pfm_get_pmu_info", &pfm.get_pmu_info },
+		{ "pfm_strerror", &pfm.strerror },
+	};
+
+	if (dynlib__open("libpfm.so.4", syms, sizeof(syms) / sizeof(syms[0]),
+			 pfm_load_err, sizeof(pfm_load_err)))
+		return;		/* pfm_init_rc stays PFM_ERR_NOINIT */
+	pfm_init_rc = pfm.initialize();
+}
+
+/* A PFM_* code as text; "not initialized" says why when loading failed. */
+static const char *pfm_error(int rc)
+{
+	if (rc == PFM_ERR_NOINIT && pfm_load_err[0])
+		return pfm_load_err;
+	return pfm.strerror ? pfm.strerror(rc) : "libpfm4 not loaded";
 }
 
 /* Initialises libpfm4 once per process; returns a PFM_* code. */
@@ -133,7 +161,7 @@ static int pfm_encode(const char *name, struct perf_event_attr *attr)
 	memset(&arg, 0, sizeof(arg));
 	arg.attr = attr;
 	arg.size = sizeof(arg);
-	return pfm_get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3,
+	return pfm.get_os_event_encoding(name, PFM_PLM0 | PFM_PLM3,
 					 PFM_OS_PERF_EVENT_EXT, &arg);
 }
 
@@ -224,7 +252,7 @@ static bool pfm_knows_core_pmu(void)
 	pfm_for_all_pmus(pmu) {
 		memset(&pi, 0, sizeof(pi));
 		pi.size = sizeof(pi);
-		if (pfm_get_pmu_info(pmu, &pi) == PFM_SUCCESS &&
+		if (pfm.get_pmu_info(pmu, &pi) == PFM_SUCCESS &&
 		    pi.is_present && pi.type == PFM_PMU_TYPE_CORE)
 			return true;
 	}
@@ -241,7 +269,7 @@ static int unknown_event(const char *spec, int pfm_rc, char *err,
 	else
 		set_err(err, errlen,
 			"unknown event '%s' (libpfm4: %s%s): "
-			EVENTS_VALID_FORMS, spec, pfm_strerror(pfm_rc),
+			EVENTS_VALID_FORMS, spec, pfm_error(pfm_rc),
 			pfm_rc != PFM_ERR_NOTFOUND || pfm_knows_core_pmu() ?
 				"" : "; it detects no hardware PMU on this CPU");
 	return -EINVAL;

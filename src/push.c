@@ -18,6 +18,7 @@
  * curl_global_cleanup() never: other parts of the process may use libcurl,
  * and the global state is released at exit anyway.
  */
+#include "dynlib.h"
 #include "push.h"
 
 #include <ctype.h>
@@ -91,6 +92,50 @@ struct pusher {
 	size_t snippet_len;
 };
 
+/* libcurl, loaded with dlopen by the first push__start (dynlib.h): an
+ * agent that never pushes does not map it and its TLS libraries. The
+ * calls below go through this table; libcurl's compile-time type checks
+ * (macros over curl_easy_setopt and curl_easy_getinfo) give way to it. */
+static struct {
+	typeof(curl_global_init) *global_init;
+	typeof(curl_easy_strerror) *easy_strerror;
+	typeof(curl_easy_init) *easy_init;
+	typeof(curl_easy_setopt) *easy_setopt;
+	typeof(curl_easy_getinfo) *easy_getinfo;
+	typeof(curl_easy_cleanup) *easy_cleanup;
+	typeof(curl_multi_init) *multi_init;
+	typeof(curl_multi_add_handle) *multi_add_handle;
+	typeof(curl_multi_perform) *multi_perform;
+	typeof(curl_multi_poll) *multi_poll;
+	typeof(curl_multi_info_read) *multi_info_read;
+	typeof(curl_multi_remove_handle) *multi_remove_handle;
+	typeof(curl_multi_cleanup) *multi_cleanup;
+	typeof(curl_multi_wakeup) *multi_wakeup;
+	typeof(curl_slist_append) *slist_append;
+	typeof(curl_slist_free_all) *slist_free_all;
+} curl;
+
+#undef curl_easy_setopt
+#undef curl_easy_getinfo
+#define curl_global_init curl.global_init
+#define curl_easy_strerror curl.easy_strerror
+#define curl_easy_init curl.easy_init
+#define curl_easy_setopt curl.easy_setopt
+#define curl_easy_getinfo curl.easy_getinfo
+#define curl_easy_cleanup curl.easy_cleanup
+#define curl_multi_init curl.multi_init
+#define curl_multi_add_handle curl.multi_add_handle
+#define curl_multi_perform curl.multi_perform
+#define curl_multi_poll curl.multi_poll
+#define curl_multi_info_read curl.multi_info_read
+#define curl_multi_remove_handle curl.multi_remove_handle
+#define curl_multi_cleanup curl.multi_cleanup
+#define curl_multi_wakeup curl.multi_wakeup
+#define curl_slist_append curl.slist_append
+#define curl_slist_free_all curl.slist_free_all
+
+static char push__curl_load_err[256];
+
 static pthread_once_t push__curl_once = PTHREAD_ONCE_INIT;
 static CURLcode push__curl_init_rc = CURLE_FAILED_INIT;
 
@@ -98,6 +143,28 @@ static CURLcode push__curl_init_rc = CURLE_FAILED_INIT;
 
 static void push_curl_init(void)
 {
+	const struct dynlib_sym syms[] = {
+		{ "curl_global_init", &curl.global_init },
+		{ "curl_easy_strerror", &curl.easy_strerror },
+		{ "curl_easy_init", &curl.easy_init },
+		{ "curl_easy_setopt", &curl.easy_setopt },
+		{ "curl_easy_getinfo", &curl.easy_getinfo },
+		{ "curl_easy_cleanup", &curl.easy_cleanup },
+		{ "curl_multi_init", &curl.multi_init },
+		{ "curl_multi_add_handle", &curl.multi_add_handle },
+		{ "curl_multi_perform", &curl.multi_perform },
+		{ "curl_multi_poll", &curl.multi_poll },
+		{ "curl_multi_info_read", &curl.multi_info_read },
+		{ "curl_multi_remove_handle", &curl.multi_remove_handle },
+		{ "curl_multi_cleanup", &curl.multi_cleanup },
+		{ "curl_multi_wakeup", &curl.multi_wakeup },
+		{ "curl_slist_append", &curl.slist_append },
+		{ "curl_slist_free_all", &curl.slist_free_all },
+	};
+
+	if (dynlib__open("libcurl.so.4", syms, sizeof(syms) / sizeof(syms[0]),
+			 push__curl_load_err, sizeof(push__curl_load_err)))
+		return;		/* push__curl_init_rc stays CURLE_FAILED_INIT */
 	push__curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
@@ -818,6 +885,7 @@ struct pusher *push__start(const char *url, const char *auth_file,
 	pthread_once(&push__curl_once, push_curl_init);
 	if (push__curl_init_rc != CURLE_OK) {
 		set_err(err, errlen, "push: libcurl: %s",
+			push__curl_load_err[0] ? push__curl_load_err :
 			curl_easy_strerror(push__curl_init_rc));
 		return NULL;
 	}
