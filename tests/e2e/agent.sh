@@ -185,13 +185,10 @@ grep -q 'reloaded' "$TMP/hup.err" || ok="$ok no-reload"
 if [ -z "$ok" ]; then pass agent_config; else fail agent_config "$ok"; fi
 
 # 8. The memory bound: a limit below what the agent needs drops samples,
-# counts them in the profile, says so, and the agent goes on. Python's
-# large symbol tables take the agent's heap past 1M, the lowest limit.
-/usr/bin/python3 -c '
-import time
-t = time.time()
-while time.time() - t < 6: sum(i * i for i in range(1000))
-' &
+# counts them in the profile, says so, and the agent goes on. A JIT whose
+# perf map names 100000 functions takes the agent's heap well past 1M, the
+# lowest limit, as soon as its first sample is symbolized.
+"$WORKLOADS/jitmap" 6 big >/dev/null &
 wl=$!
 "$TAGPROF" agent --output-dir "$TMP/m" --window 2 -F 499 --max-memory 1M 2>"$TMP/m.err" &
 ag=$!

@@ -35,9 +35,12 @@ fi
 # stage_outer with operator=scan alone. tagops exits 3 on a bad restore.
 if rec nested 4; then
 	f=$TMP/nested.pb.gz
-	# Wrong labels: none allowed. Missing ones: only the moments before
-	# the agent found the declaration, at the process's start (at most
-	# 0.2 s of samples at 999 Hz).
+	# Wrong labels: none allowed, except in stage_outer between
+	# stage_inner's return and the swap that restores the tag: those few
+	# instructions really run in stage_outer under pipeline=2 (at most
+	# 0.5% of its samples). Missing ones: only the moments before the
+	# agent found the declaration, at the process's start (at most 0.2 s
+	# of samples at 999 Hz).
 	in_all=$(flat "$f" stage_inner)
 	in_ok=$(flat "$f" stage_inner -tagfocus='pipeline=^2$')
 	in_bad=$(flat "$f" stage_inner -tagfocus='pipeline=.' -tagignore='pipeline=^2$')
@@ -50,7 +53,8 @@ if rec nested 4; then
 	op_bad=$(total "$f" -focus='^stage_' -tagfocus='operator=.' -tagignore='operator=^scan$')
 	echo "tags_nested: inner $in_all (pipeline=2 $in_ok, other pipeline $in_bad, scan $in_scan), outer $out_all (scan $out_scan, with pipeline $out_pipe), other operators $op_bad" >&2
 	if [ "$in_all" -ge 100 ] && [ "$out_all" -ge 100 ] &&
-	   [ "$in_bad" = 0 ] && [ "$out_pipe" = 0 ] && [ "$op_bad" = 0 ] &&
+	   [ "$in_bad" = 0 ] && [ $((out_pipe * 200)) -le "$out_all" ] &&
+	   [ "$op_bad" = 0 ] &&
 	   [ $((in_all - in_ok)) -le 200 ] && [ $((in_all - in_scan)) -le 200 ] &&
 	   [ $((out_all - out_scan)) -le 200 ]; then
 		pass tags_nested
@@ -100,7 +104,7 @@ wl=$!
 sleep 1
 "$TAGPROF" record -p $wl -F 999 -d 8 -o "$TMP/all.pb.gz" 2>/dev/null &
 a=$!
-"$TAGPROF" record -p $wl --tag operator=join -d 8 -o "$TMP/join.pb.gz" 2>"$TMP/join.err" &
+"$TAGPROF" record -p $wl -F 999 --tag operator=join -d 8 -o "$TMP/join.pb.gz" 2>"$TMP/join.err" &
 b=$!
 wait $a $b
 kill $wl 2>/dev/null; wait $wl 2>/dev/null

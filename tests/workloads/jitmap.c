@@ -2,8 +2,10 @@
  * anonymous executable pages and runs both, naming only the first in
  * /tmp/perf-PID.map (with a name holding spaces). With "garbage", the map
  * also holds four lines that are not "START SIZE name", and a blank one.
+ * With "big", it also names BIG_ENTRIES functions no code is at (a large
+ * JIT's map: megabytes of symbols for whoever reads it).
  * The map is removed at exit.
- * usage: jitmap SECONDS [garbage]    (exits 77 when not on x86-64) */
+ * usage: jitmap SECONDS [garbage|big]    (exits 77 when not on x86-64) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,8 @@
 #include <sys/mman.h>
 
 #define JIT_NAME "jit spin loop [tagprof test]"
+#define BIG_ENTRIES 100000
+#define BIG_BASE 0x100000000000ul	/* below any mapping here */
 
 static const unsigned char code[] = {
 	0x48, 0xff, 0xcf,	/* loop: dec %rdi */
@@ -46,6 +50,7 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	int garbage = argc > 2 && !strcmp(argv[2], "garbage");
+	int big = argc > 2 && !strcmp(argv[2], "big");
 	struct timespec t0, t;
 	spin_fn named, unnamed;
 	FILE *f;
@@ -53,6 +58,7 @@ int main(int argc, char **argv)
 #if !defined(__x86_64__)
 	(void)secs;
 	(void)garbage;
+	(void)big;
 	fprintf(stderr, "jitmap: x86-64 only\n");
 	return 77;
 #else
@@ -75,6 +81,9 @@ int main(int argc, char **argv)
 			"%lx 0 zero_size\n"
 			"ffffffffffffffff 10 wraps_around\n"
 			"\n", (unsigned long)unnamed);
+	for (int i = 0; big && i < BIG_ENTRIES; i++)
+		fprintf(f, "%lx 40 big_jit_function_%06d\n",
+			BIG_BASE + 64ul * (unsigned long)i, i);
 	fprintf(f, "%lx %zx %s\n", (unsigned long)named, sizeof(code), JIT_NAME);
 	fclose(f);
 
