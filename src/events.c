@@ -4,10 +4,10 @@
  * encoded here directly so they work even where libpfm4 does not know the
  * CPU; everything else is handed to libpfm4, which knows the PMU tables. */
 #include "dynlib.h"
+#include "errbuf.h"
 #include "events.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,20 +56,6 @@ static const struct builtin_event *find_builtin(const char *name)
 		if (!strcmp(builtins[i].name, name))
 			return &builtins[i];
 	return NULL;
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /* Copies src into a fixed-size field; callers have checked the length. */
@@ -264,10 +250,10 @@ static int unknown_event(const char *spec, int pfm_rc, char *err,
 			 size_t errlen)
 {
 	if (pfm_rc == PFM_SUCCESS)
-		set_err(err, errlen, "unknown event '%s': " EVENTS_VALID_FORMS,
-			spec);
+		errbuf__set(err, errlen,
+			    "unknown event '%s': " EVENTS_VALID_FORMS, spec);
 	else
-		set_err(err, errlen,
+		errbuf__set(err, errlen,
 			"unknown event '%s' (libpfm4: %s%s): "
 			EVENTS_VALID_FORMS, spec, pfm_error(pfm_rc),
 			pfm_rc != PFM_ERR_NOTFOUND || pfm_knows_core_pmu() ?
@@ -281,18 +267,19 @@ static int check_spec(const char *spec, char *err, size_t errlen)
 	size_t len;
 
 	if (!spec || !*spec) {
-		set_err(err, errlen, "empty event name: " EVENTS_VALID_FORMS);
+		errbuf__set(err, errlen,
+			    "empty event name: " EVENTS_VALID_FORMS);
 		return -EINVAL;
 	}
 	len = strlen(spec);
 	if (len > EVENTS_MAX_SPEC) {
-		set_err(err, errlen,
+		errbuf__set(err, errlen,
 			"event name too long (%zu characters, at most %d): "
 			EVENTS_VALID_FORMS, len, EVENTS_MAX_SPEC);
 		return -EINVAL;
 	}
 	if (!strcmp(spec, "auto")) {
-		set_err(err, errlen,
+		errbuf__set(err, errlen,
 			"'auto' is chosen at run time (events__auto), not "
 			"parsed as an event name");
 		return -EINVAL;
@@ -313,7 +300,7 @@ static int split_precise(const char *spec, char *base, size_t size,
 		return 0;
 	level = precise_level(colon + 1);
 	if (level < 0) {
-		set_err(err, errlen,
+		errbuf__set(err, errlen,
 			"bad modifier ':%s' in event '%s': the precise level "
 			"is :p, :pp or :ppp", colon + 1, spec);
 		return -EINVAL;
@@ -338,7 +325,7 @@ static int bad_builtin_modifier(const char *spec, char *err, size_t errlen)
 	*colon = '\0';
 	if (!find_builtin(head))
 		return 0;
-	set_err(err, errlen,
+	errbuf__set(err, errlen,
 		"bad modifier ':%s' in event '%s': only :p, :pp or :ppp may "
 		"follow %s", colon + 1, spec, head);
 	return -EINVAL;
@@ -388,7 +375,7 @@ int events__parse(const char *spec, struct tp_event *ev, char *err,
 
 precise_on_software:
 	memset(ev, 0, sizeof(*ev));
-	set_err(err, errlen,
+	errbuf__set(err, errlen,
 		"event '%s': the precise modifiers :p, :pp and :ppp apply only "
 		"to hardware events; use '%s' without them", spec, base);
 	return -EINVAL;

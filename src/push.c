@@ -19,6 +19,7 @@
  * and the global state is released at exit anyway.
  */
 #include "dynlib.h"
+#include "errbuf.h"
 #include "push.h"
 
 #include <ctype.h>
@@ -28,7 +29,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,17 +180,6 @@ static void ms_to_timespec(uint64_t ms, struct timespec *ts)
 {
 	ts->tv_sec = (time_t)(ms / 1000);
 	ts->tv_nsec = (long)(ms % 1000) * 1000000;
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /* Overwrites a secret before freeing it, so it does not linger in freed
@@ -375,32 +364,34 @@ static char *read_auth_file(const char *path, char *err, size_t errlen)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
-		set_err(err, errlen, "push auth file %s: %s", path,
+		errbuf__set(err, errlen, "push auth file %s: %s", path,
 			strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st)) {
-		set_err(err, errlen, "push auth file %s: %s", path,
+		errbuf__set(err, errlen, "push auth file %s: %s", path,
 			strerror(errno));
 	} else if (!S_ISREG(st.st_mode)) {
-		set_err(err, errlen, "push auth file %s: not a regular file",
-			path);
+		errbuf__set(err, errlen,
+			    "push auth file %s: not a regular file", path);
 	} else if (st.st_mode & 022) {
-		set_err(err, errlen,
+		errbuf__set(err, errlen,
 			"push auth file %s: writable by group or other (mode %04o); chmod 600 it",
 			path, (unsigned)(st.st_mode & 07777));
 	} else if (st.st_mode & 004) {
-		set_err(err, errlen,
+		errbuf__set(err, errlen,
 			"push auth file %s: readable by other (mode %04o); chmod 600 it",
 			path, (unsigned)(st.st_mode & 07777));
 	} else if (st.st_size > PUSH_AUTH_MAX) {
-		set_err(err, errlen, "push auth file %s: larger than %d bytes",
-			path, PUSH_AUTH_MAX);
+		errbuf__set(err, errlen,
+			    "push auth file %s: larger than %d bytes", path,
+			    PUSH_AUTH_MAX);
 	} else if (!(buf = calloc(1, PUSH_AUTH_MAX + 2))) {
-		set_err(err, errlen, "push auth file %s: out of memory", path);
+		errbuf__set(err, errlen, "push auth file %s: out of memory",
+			    path);
 	} else if ((n = read(fd, buf, PUSH_AUTH_MAX + 1)) < 0 ||
 		   n > PUSH_AUTH_MAX) {
-		set_err(err, errlen, "push auth file %s: %s", path,
+		errbuf__set(err, errlen, "push auth file %s: %s", path,
 			n < 0 ? strerror(errno) : "larger than 4096 bytes");
 		free_secret(buf);
 		buf = NULL;
@@ -439,12 +430,12 @@ static int parse_auth(struct pusher *p, char *text, const char *path,
 	struct curl_slist *l;
 
 	if (!*s) {
-		set_err(err, errlen, "push auth file %s: empty", path);
+		errbuf__set(err, errlen, "push auth file %s: empty", path);
 		return -EINVAL;
 	}
 	/* A newline inside would split the header: refuse, not send. */
 	if (has_control(s)) {
-		set_err(err, errlen,
+		errbuf__set(err, errlen,
 			"push auth file %s: holds more than one line or control characters",
 			path);
 		return -EINVAL;
@@ -460,8 +451,8 @@ static int parse_auth(struct pusher *p, char *text, const char *path,
 		return 0;
 	}
 	if (!*tok) {
-		set_err(err, errlen, "push auth file %s: no token after Bearer",
-			path);
+		errbuf__set(err, errlen,
+			    "push auth file %s: no token after Bearer", path);
 		return -EINVAL;
 	}
 	if (asprintf(&hdr, "Authorization: Bearer %s", tok) < 0)
@@ -473,7 +464,7 @@ static int parse_auth(struct pusher *p, char *text, const char *path,
 	p->headers = l;
 	return 0;
 nomem:
-	set_err(err, errlen, "push auth file %s: out of memory", path);
+	errbuf__set(err, errlen, "push auth file %s: out of memory", path);
 	return -ENOMEM;
 }
 
@@ -797,7 +788,7 @@ static int set_base(struct pusher *p, const char *url, char *err,
 	size_t n = strlen(url);
 
 	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8)) {
-		set_err(err, errlen,
+		errbuf__set(err, errlen,
 			"push url must start with http:// or https://");
 		return -EINVAL;
 	}
@@ -806,7 +797,7 @@ static int set_base(struct pusher *p, const char *url, char *err,
 	p->base = strndup(url, n);
 	p->shown = p->base ? strip_userinfo(p->base) : NULL;
 	if (!p->shown) {
-		set_err(err, errlen, "push: out of memory");
+		errbuf__set(err, errlen, "push: out of memory");
 		return -ENOMEM;
 	}
 	return 0;
@@ -879,26 +870,26 @@ struct pusher *push__start(const char *url, const char *auth_file,
 	int ret;
 
 	if (!url || !*url) {
-		set_err(err, errlen, "push: no url");
+		errbuf__set(err, errlen, "push: no url");
 		return NULL;
 	}
 	pthread_once(&push__curl_once, push_curl_init);
 	if (push__curl_init_rc != CURLE_OK) {
-		set_err(err, errlen, "push: libcurl: %s",
+		errbuf__set(err, errlen, "push: libcurl: %s",
 			push__curl_load_err[0] ? push__curl_load_err :
 			curl_easy_strerror(push__curl_init_rc));
 		return NULL;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		set_err(err, errlen, "push: out of memory");
+		errbuf__set(err, errlen, "push: out of memory");
 		return NULL;
 	}
 	p->cap = max_queue ? max_queue : 1;
 	p->backoff_ms = backoff_from_env();
 	p->q = calloc(p->cap, sizeof(*p->q));
 	if (!p->q) {
-		set_err(err, errlen, "push: out of memory");
+		errbuf__set(err, errlen, "push: out of memory");
 		goto fail;
 	}
 	if (set_base(p, url, err, errlen))
@@ -906,17 +897,17 @@ struct pusher *push__start(const char *url, const char *auth_file,
 	if (auth_file && load_auth(p, auth_file, err, errlen))
 		goto fail;
 	if (setup_curl(p)) {
-		set_err(err, errlen, "push: cannot set up libcurl");
+		errbuf__set(err, errlen, "push: cannot set up libcurl");
 		goto fail;
 	}
 	ret = init_sync(p);
 	if (ret) {
-		set_err(err, errlen, "push: %s", strerror(-ret));
+		errbuf__set(err, errlen, "push: %s", strerror(-ret));
 		goto fail;
 	}
 	ret = start_thread(p);
 	if (ret) {
-		set_err(err, errlen, "push: cannot start thread: %s",
+		errbuf__set(err, errlen, "push: cannot start thread: %s",
 			strerror(-ret));
 		pthread_cond_destroy(&p->cond);
 		pthread_mutex_destroy(&p->lock);
