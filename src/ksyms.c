@@ -19,8 +19,6 @@
 #include "ksym.skel.h"
 #include "ksyms.h"
 
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
 struct ksyms {
 	struct ksym_bpf *skel;		/* NULL: not loaded, or failed */
 	struct kallsyms *ks;		/* fallback, loaded on first use */
@@ -116,7 +114,8 @@ void ksyms__lookup(struct ksyms *k, const uint64_t *addrs, size_t n,
 	struct kallsyms *ks;
 	size_t i;
 
-	_Static_assert(KSYMS_BATCH <= ARRAY_LEN(((struct ksym_bpf__bss *)0)->addrs),
+	_Static_assert(KSYMS_BATCH <=
+		       sizeof(((struct ksym_bpf__bss *)0)->addrs) / sizeof(uint64_t),
 		       "batch larger than the BPF program's");
 	if (n > KSYMS_BATCH)
 		n = KSYMS_BATCH;
