@@ -59,3 +59,19 @@ within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= h
 
 # no_pprof_warnings NAME: fails NAME when the last pprof run warned.
 pprof_warned() { grep -qi 'warn\|error\|fail' "$TMP/pprof.err"; }
+
+# Security tests (issue 10) run each attack as an ordinary user: nobody
+# (uid 65534), no supplementary groups, no capabilities.
+ATTACKER_UID=65534
+# as_attacker CMD...: runs CMD as that user.
+as_attacker() {
+	setpriv --reuid=$ATTACKER_UID --regid=$ATTACKER_UID --clear-groups \
+		--inh-caps=-all "$@"
+}
+# attacker_dir NAME: a fresh directory the attacker owns, under $TMP (made
+# traversable, not listable, for that user). Prints its path.
+attacker_dir() {
+	chmod 711 "$TMP"
+	mkdir -p "$TMP/$1" && chown $ATTACKER_UID:$ATTACKER_UID "$TMP/$1" &&
+		echo "$TMP/$1"
+}
