@@ -25,8 +25,9 @@ out=$TMP/ow.pb.gz
 share_check labels_otel_writer "$out" query_id a b otelwriter
 # trace_id/span_id of record a, in lower-case hex, on every query a sample
 # and never on b's; tenant on every labelled sample. Samples taken before
-# the writer published its key names carry the ids but no keys (at most
-# 0.2 s at 999 Hz).
+# the agent read the key names carry the ids but no keys: one maps scan
+# per 100 ms while the context is missing, plus a ring-buffer drain, so at
+# most 0.2 s of each of the two workers at 999 Hz (400 samples).
 tid=$(total "$out" -tagfocus=trace_id=abababababababababababababababab)
 sid=$(total "$out" -tagfocus=span_id=cdcdcdcdcdcdcdcd)
 ten=$(total "$out" -tagfocus=tenant=t1)
@@ -35,7 +36,7 @@ qall=$(total "$out" -tagfocus='query_id=.')
 a_no_trace=$(total "$out" -tagfocus='query_id=^a$' -tagignore=trace_id=abababababababababababababababab)
 b_with=$(pprof "$out" -tags -tagfocus='query_id=^b$' | grep -c 'trace_id:')
 if [ "$tid" = "$sid" ] && [ "$a_no_trace" = 0 ] && [ "$b_with" = 0 ] &&
-   [ $((tid - qa)) -le 200 ] && [ "$ten" = "$qall" ] && [ "$qa" -gt 0 ]; then
+   [ $((tid - qa)) -le 400 ] && [ "$ten" = "$qall" ] && [ "$qa" -gt 0 ]; then
 	pass labels_otel_trace
 else
 	fail labels_otel_trace "trace_id $tid, span_id $sid, query a $qa ($a_no_trace without trace), b with trace: $b_with; tenant $ten of $qall"
