@@ -1,0 +1,78 @@
+/* Opening files that a profiled process names.
+ *
+ * The agent runs as root, and the paths it reads binaries, debug files and
+ * perf maps from come from processes it does not trust: a path in
+ * /proc/PID/maps, a .gnu_debuglink name, a directory the process owns. Its
+ * owner can put anything there at any time: a FIFO (an open for reading
+ * blocks until a writer comes), a device (opening one can have side
+ * effects), a symbolic link to a file only root may read, or a copy that it
+ * truncates while the agent reads it. Every such open goes through
+ * targetfile__open, which:
+ *
+ *   - resolves the path without following any symbolic link (openat2
+ *     RESOLVE_NO_SYMLINKS), and a /proc/PID/root/... path inside that root
+ *     (RESOLVE_IN_ROOT), so a link cannot lead out of it;
+ *   - opens with O_PATH first, which reads nothing and opens no device or
+ *     FIFO, then checks with fstat that it is a regular file and, when the
+ *     caller knows them, the device and inode of the mapping it stands for;
+ *   - only then opens it for reading, through /proc/self/fd, with
+ *     O_NONBLOCK and O_NOCTTY.
+ *
+ * A /proc/PID/map_files/START-END path names the mapped file itself, even
+ * when deleted or replaced; the kernel resolves it (CAP_SYS_ADMIN or
+ * CAP_CHECKPOINT_RESTORE), so it is the one path whose magic link is
+ * followed. Such paths are only ever made by the agent. Callers read the descriptor with pread, never mmap: a file the
+ * target truncates then gives short reads, not SIGBUS.
+ *
+ * Refusals are counted in targetfile__stats, which the profile's comments
+ * show. */
+#ifndef TAGPROF_TARGETFILE_H
+#define TAGPROF_TARGETFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+/* What the opened file must be. */
+struct targetfile_want {
+	uint64_t dev, ino;	/* as /proc/PID/maps shows them (major << 32 |
+				 * minor); ino 0: any regular file */
+	bool follow;		/* symbolic links allowed: only for directories
+				 * the administrator chose (the host's debug
+				 * directories), never for a target's path */
+};
+
+struct targetfile_stats {
+	uint64_t opened;	/* files opened for reading */
+	uint64_t by_map_files;	/* ... of them through /proc/PID/map_files */
+	uint64_t symlink;	/* refused: a symbolic link on the way */
+	uint64_t not_regular;	/* refused: FIFO, device, socket, directory */
+	uint64_t replaced;	/* refused: not the mapped file (dev, inode) */
+	uint64_t map_files_denied; /* map_files refused by the kernel (no
+				    * CAP_CHECKPOINT_RESTORE): paths used */
+};
+
+/* Opens path for reading as described above. Returns the descriptor, or
+ * -errno: -ELOOP a symbolic link, -ENOEXEC not a regular file, -ESTALE not
+ * the file wanted, -ENOENT nothing there. want may be NULL (any regular
+ * file, no links). *st, when given, gets the file's status. */
+int targetfile__open(const char *path, const struct targetfile_want *want,
+		     struct stat *st);
+
+/* The mapped file of a process's mapping [start, end): through
+ * /proc/PID/map_files when the kernel allows it, else the path as the
+ * process sees it (/proc/PID/root/path), else the host's path; either path
+ * only if it is still the mapped file (dev, ino). path is as maps shows it
+ * (a " (deleted)" at its end is dropped). The path that worked goes to used (if not NULL),
+ * for reopening later. Returns a descriptor or -errno. */
+int targetfile__open_mapped(uint32_t pid, uint64_t start, uint64_t end,
+			    const char *path, uint64_t dev, uint64_t ino,
+			    char *used, size_t usedlen);
+
+/* A device number as /proc/PID/maps shows it. */
+uint64_t targetfile__dev(dev_t dev);
+
+const struct targetfile_stats *targetfile__stats(void);
+
+#endif
