@@ -45,15 +45,19 @@
 #include <gelf.h>
 
 #include "cfirule.h"
+#include "elfimage.h"
 #include "elfsym.h"
 #include "hashmap.h"
+#include "procctx.h"
 #include "procs.h"
 #include "sample_event.h"
 #include "sampler.h"
+#include "targetfile.h"
 #include "unwind.h"
 
 #define MAX_DWFL	32	/* processes with a CFI address space at once */
 #define MAX_BINS	512	/* binaries analysed at once */
+#define BINS_BYTES_MAX	(32u << 20)	/* their images' headers and CFI */
 #define MAX_PCS		65536	/* cached leaf decisions per binary */
 #define MAX_MARKED	1024	/* processes marked for copies at once */
 #define MAX_LOADS	16	/* PT_LOAD segments kept per binary */
@@ -74,9 +78,8 @@ struct bin {
 	uint64_t dev, ino;
 	bool ok;
 	uint64_t failed_ns;	/* when it last could not be read */
-	Elf *elf;
-	const uint8_t *raw;	/* the whole file, mapped by libelf */
-	size_t rawlen;
+	struct elfimage *img;	/* headers and CFI; NULL for the vDSO */
+	Elf *elf;		/* over img */
 	struct load loads[MAX_LOADS];
 	size_t nloads;
 	uint64_t base_vaddr;	/* first PT_LOAD's p_vaddr & -p_align */
@@ -87,13 +90,12 @@ struct bin {
 	struct hashmap *fns;	/* function vaddr -> prologue class + 1 */
 };
 
-/* A module as find_elf must open it. */
+/* A module as find_elf must open it: the image of its file, shared with
+ * the bin (a reference of its own, as the bin may be dropped first). */
 struct mod {
 	struct unwinder *u;
-	char *path;
+	struct elfimage *img;	/* NULL for the vDSO */
 	uint64_t dev, ino, bias;
-	uint32_t pid;
-	bool vdso;
 };
 
 /* One process. */
@@ -124,6 +126,7 @@ struct unwinder {
 	bool verify;			/* TAGPROF_UNWIND_VERIFY: rules vs dwfl */
 	struct hashmap *procs_by_pid;	/* pid -> struct uwproc * */
 	struct hashmap *bins;		/* dev, ino -> struct bin * */
+	size_t bins_bytes;		/* their images' */
 	size_t ndwfl, nmarked;
 	uint64_t clock;			/* LRU */
 	/* Our own vDSO: the same image the kernel maps into every 64-bit
@@ -187,36 +190,11 @@ static void bin_free(void *ptr)
 		dwarf_cfi_end(b->cfi);
 	if (b->elf)
 		elf_end(b->elf);
+	elfimage__put(b->img);
 	hashmap__free(b->rules);
 	hashmap__free(b->pcs);
 	hashmap__free(b->fns);
 	free(b);
-}
-
-/* Opens a mapped file as the process sees it; the host path only if it is
- * the same file. -1 if neither. */
-static int open_mapped(uint32_t pid, const char *path, uint64_t dev,
-		       uint64_t ino)
-{
-	char buf[PATH_MAX + 32];
-	struct stat st;
-	int fd;
-
-	if (path[0] != '/')
-		return -1;
-	snprintf(buf, sizeof(buf), "/proc/%u/root%s", pid, path);
-	fd = open(buf, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) || st.st_ino != ino ||
-	    (((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) != dev) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 /* Reads the segments of a 64-bit x86-64 ELF. */
@@ -250,26 +228,43 @@ static bool read_loads(struct bin *b)
 static bool bin_open_elf(struct bin *b, Elf *elf)
 {
 	b->elf = elf;
-	b->raw = (const uint8_t *)elf_rawfile(elf, &b->rawlen);
-	if (!b->raw || !read_loads(b))
+	if (!read_loads(b))
 		return false;
 	b->cfi = dwarf_getcfi_elf(elf);	/* NULL without .eh_frame */
 	return true;
 }
 
-static void bin_load(struct bin *b, uint32_t pid, const char *path)
+/* Reads the image of the file a mapping holds (targetfile.h: the mapped
+ * file itself, never what a target put at its path). */
+static struct elfimage *read_image(struct unwinder *u, uint32_t pid,
+				   const struct proc_map *m)
 {
-	Elf *elf;
+	char path[PATH_MAX];
+	struct elfimage *im;
+	struct stat st;
 	int fd;
 
-	fd = open_mapped(pid, path, b->dev, b->ino);
+	procs__binary_path(m->bin, path, sizeof(path));
+	fd = targetfile__open_mapped(pid, m->start, m->end, path, m->bin->dev,
+				     m->bin->ino, NULL, 0);
 	if (fd < 0)
-		goto fail;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	/* The file is mapped whole: libelf needs the descriptor no more. */
-	if (elf)
-		elf_cntl(elf, ELF_C_FDDONE);
+		return NULL;
+	im = fstat(fd, &st) ? NULL : elfimage__read(fd, st.st_size);
+	if (!im && errno == EFBIG)
+		u->stats.cfi_too_big++;
 	close(fd);
+	return im;
+}
+
+static void bin_load(struct unwinder *u, struct bin *b, uint32_t pid,
+		     const struct proc_map *m)
+{
+	Elf *elf;
+
+	b->img = read_image(u, pid, m);
+	if (!b->img)
+		goto fail;
+	elf = elfimage__elf(b->img);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		if (elf)
 			elf_end(elf);
@@ -283,17 +278,21 @@ static void bin_load(struct bin *b, uint32_t pid, const char *path)
 		b->elf = NULL;
 		goto fail;
 	}
+	u->bins_bytes += elfimage__bytes(b->img);
 	b->ok = true;
 	return;
 fail:
+	elfimage__put(b->img);
+	b->img = NULL;
 	b->nloads = 0;
 	b->failed_ns = now_ns();
 }
 
 /* The analysed binary behind a mapping; NULL if it cannot be read. */
 static struct bin *bin_get(struct unwinder *u, uint32_t pid,
-			   const struct binary *fb)
+			   const struct proc_map *m)
 {
+	const struct binary *fb = m->bin;
 	uint64_t key[2] = { fb->dev, fb->ino }, v;
 	struct bin *b;
 
@@ -307,12 +306,16 @@ static struct bin *bin_get(struct unwinder *u, uint32_t pid,
 			return b;
 		if (now_ns() - b->failed_ns < RETRY_NS)
 			return NULL;
-		bin_load(b, pid, fb->path);
+		bin_load(u, b, pid, m);
 		return b->ok ? b : NULL;
 	}
-	if (hashmap__size(u->bins) >= MAX_BINS) {
-		/* Nothing outside this file keeps a bin: start over. */
+	if (hashmap__size(u->bins) >= MAX_BINS ||
+	    u->bins_bytes > BINS_BYTES_MAX) {
+		/* Nothing outside this file keeps a bin (modules hold their
+		 * images): start over. */
 		hashmap__free_values(u->bins, bin_free);
+		u->bins_bytes = 0;
+		u->stats.bins_reset++;
 		u->bins = hashmap__new(0);
 		if (!u->bins)
 			return NULL;
@@ -330,7 +333,7 @@ static struct bin *bin_get(struct unwinder *u, uint32_t pid,
 		bin_free(b);
 		return NULL;
 	}
-	bin_load(b, pid, fb->path);
+	bin_load(u, b, pid, m);
 	return b->ok ? b : NULL;
 }
 
@@ -341,19 +344,6 @@ static bool off_to_vaddr(const struct bin *b, uint64_t off, uint64_t *vaddr)
 
 		if (off >= l->offset && off - l->offset < l->filesz) {
 			*vaddr = l->vaddr + (off - l->offset);
-			return true;
-		}
-	}
-	return false;
-}
-
-static bool vaddr_to_off(const struct bin *b, uint64_t vaddr, uint64_t *off)
-{
-	for (size_t i = 0; i < b->nloads; i++) {
-		const struct load *l = &b->loads[i];
-
-		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz) {
-			*off = l->offset + (vaddr - l->vaddr);
 			return true;
 		}
 	}
@@ -386,17 +376,18 @@ enum prologue {
 	PRO_FRAME,		/* sets up rbp; push at offset 0 or 4 */
 };
 
-/* Classifies the function at file offset off, and where its push is. */
-static enum prologue read_prologue(const struct bin *b, uint64_t off,
+/* Classifies the function at addr in the process, and where its push is.
+ * Its code is read from the process's memory, which gives EFAULT where a
+ * mapped file was cut short (reading the file could SIGBUS). */
+static enum prologue read_prologue(uint32_t pid, uint64_t addr,
 				   unsigned *push_at)
 {
 	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	const uint8_t *p;
+	uint8_t p[8];
 	unsigned i = 0;
 
-	if (off > b->rawlen || b->rawlen - off < 8)
+	if (procmem__read((int)pid, addr, p, sizeof(p)))
 		return PRO_UNKNOWN;
-	p = b->raw + off;
 	if (!memcmp(p, endbr64, 4))
 		i = 4;
 	*push_at = i;
@@ -436,7 +427,7 @@ static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
 			      struct proc_map *m, struct bin *b,
 			      uint64_t vaddr)
 {
-	uint64_t fn = 0, fn_off, v;
+	uint64_t fn = 0, bias, v;
 	struct elfsym *syms;
 	unsigned push_at = 0;
 	enum prologue pro;
@@ -453,12 +444,12 @@ static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
 	if (syms && elfsym__lookup(syms, vaddr, &v) && v > fn)
 		fn = v;		/* the closer one: an FDE may start later */
 	need = false;
-	if (fn && cfa != 0 && vaddr_to_off(b, fn, &fn_off)) {
+	if (fn && cfa != 0 && map_bias(b, m->start, m->offset, &bias)) {
 		if (hashmap__get(b->fns, &fn, sizeof(fn), &v)) {
 			pro = (v - 1) & 0xff;
 			push_at = (v - 1) >> 8;
 		} else {
-			pro = read_prologue(b, fn_off, &push_at);
+			pro = read_prologue(p->pid, bias + fn, &push_at);
 			if (hashmap__size(b->fns) < MAX_PCS)
 				hashmap__put(b->fns, &fn, sizeof(fn),
 					     ((uint64_t)push_at << 8 | pro) + 1);
@@ -510,7 +501,7 @@ static size_t fp_stack(struct unwinder *u, struct proc *p,
 	m = procs__find_map(u->procs, p, pc);
 	if (!m || !m->bin)
 		return n;
-	b = bin_get(u, p->pid, m->bin);
+	b = bin_get(u, p->pid, m);
 	if (!b || !off_to_vaddr(b, pc - m->start + m->offset, &vaddr) ||
 	    !leaf_needs_caller(u, p, m, b, vaddr))
 		return n;
@@ -542,29 +533,17 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 		    Dwarf_Addr base, char **file_name, Elf **elfp)
 {
 	struct mod *md = *userdata;
-	Elf *elf;
-	int fd;
 
 	(void)mod, (void)modname, (void)base, (void)file_name;
 	if (!md)
 		return -1;
-	if (md->vdso) {
+	if (!md->img) {
 		*elfp = elf_memory((char *)md->u->vdso, md->u->vdso_len);
 		return -1;
 	}
-	fd = open_mapped(md->pid, md->path, md->dev, md->ino);
-	if (fd < 0)
-		return -1;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf)
-		elf_cntl(elf, ELF_C_FDDONE);
-	close(fd);
-	if (elf && (elf_kind(elf) != ELF_K_ELF ||
-		    gelf_getclass(elf) != ELFCLASS64)) {
-		elf_end(elf);
-		elf = NULL;
-	}
-	*elfp = elf;
+	/* The bin's image, read when the module was reported: no file is
+	 * opened here, and libelf reads memory that cannot SIGBUS. */
+	*elfp = elfimage__elf(md->img);
 	return -1;
 }
 
@@ -644,8 +623,9 @@ static void dwfl_drop(struct uwproc *up)
 		up->dwfl = NULL;
 		up->u->ndwfl--;
 	}
+	/* After dwfl_end: libdwfl's Elf descriptors read the images. */
 	for (size_t i = 0; i < up->nmods; i++)
-		free(up->mods[i].path);
+		elfimage__put(up->mods[i].img);
 	free(up->mods);
 	up->mods = NULL;
 	up->nmods = 0;
@@ -673,7 +653,7 @@ static void dwfl_make_room(struct unwinder *u)
 static void report_map(struct unwinder *u, struct uwproc *up, Dwfl *dwfl,
 		       const struct proc_map *m)
 {
-	struct bin *b = bin_get(u, up->pid, m->bin);
+	struct bin *b = bin_get(u, up->pid, m);
 	struct mod *md = &up->mods[up->nmods];
 	uint64_t bias, low, high;
 	Dwfl_Module *mod;
@@ -690,17 +670,13 @@ static void report_map(struct unwinder *u, struct uwproc *up, Dwfl *dwfl,
 			return;
 	md->u = u;
 	md->bias = bias;
-	md->pid = up->pid;
 	md->dev = m->bin->dev;
 	md->ino = m->bin->ino;
-	md->vdso = b == u->vdso_bin;
-	md->path = strdup(m->bin->path);
-	if (!md->path)
-		return;
-	mod = dwfl_report_module(dwfl, md->path, low, high);
+	md->img = elfimage__get(b->img);
+	mod = dwfl_report_module(dwfl, m->bin->path, low, high);
 	if (!mod || !dwfl_module_info(mod, &slot, NULL, NULL, NULL, NULL,
 				      NULL, NULL)) {
-		free(md->path);
+		elfimage__put(md->img);
 		return;
 	}
 	*slot = md;
@@ -851,7 +827,7 @@ static size_t rules_stack(struct unwinder *u, struct proc *p,
 		look = n > 1 ? r.pc - 1 : r.pc;
 		if (!m || look < m->start || look >= m->end) {
 			m = find_map(p, look);
-			b = m && m->bin ? bin_get(u, p->pid, m->bin) : NULL;
+			b = m && m->bin ? bin_get(u, p->pid, m) : NULL;
 			if (!b || !b->cfi ||
 			    !map_bias(b, m->start, m->offset, &bias))
 				return 0;

@@ -30,6 +30,8 @@ struct unwind_stats {
 	uint64_t unmarked;	/* marked processes CFI stopped helping */
 	uint64_t dwfl_built;	/* per-process CFI address spaces built */
 	uint64_t dwfl_failed;	/* ... that could not be built */
+	uint64_t cfi_too_big;	/* binaries whose CFI is over ELFIMAGE_CFI_MAX */
+	uint64_t bins_reset;	/* binary images all dropped (count, bytes) */
 };
 
 struct unwinder;
