@@ -23,6 +23,7 @@
 
 #include "debuginfo.h"
 #include "elfsym.h"
+#include "targetfile.h"
 
 #define DEFAULT_DEBUG_DIRS	"/usr/lib/debug"
 #define DEBUG_DIRS_MAX		16
@@ -42,42 +43,42 @@ const char *debuginfo__dirs(void)
 	return env && *env ? env : DEFAULT_DEBUG_DIRS;
 }
 
-int debuginfo__file_crc(const char *path, uint32_t *crc)
+/* CRC-32 of the whole file open at fd, read with pread from its start. */
+static int fd_crc(int fd, uint32_t *crc)
 {
 	unsigned char buf[1 << 16];
 	uLong c = crc32(0, Z_NULL, 0);
 	uint64_t total = 0;
 	struct stat st;
 	ssize_t n;
-	int fd, err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	if ((uint64_t)st.st_size > CRC_FILE_MAX) {
-		err = -EFBIG;
-		goto cleanup;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	if ((uint64_t)st.st_size > CRC_FILE_MAX)
+		return -EFBIG;
+	while ((n = pread(fd, buf, sizeof(buf), (off_t)total)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			err = -errno;
-			goto cleanup;
+			return -errno;
 		}
 		c = crc32(c, buf, (uInt)n);
 		total += n;
-		if (total > CRC_FILE_MAX) {
-			err = -EFBIG;
-			goto cleanup;
-		}
+		if (total > CRC_FILE_MAX)
+			return -EFBIG;
 	}
 	*crc = (uint32_t)c;
-cleanup:
+	return 0;
+}
+
+int debuginfo__file_crc(const char *path, uint32_t *crc)
+{
+	int fd, err;
+
+	fd = targetfile__open(path, NULL, NULL);
+	if (fd < 0)
+		return fd;
+	err = fd_crc(fd, crc);
 	close(fd);
 	return err;
 }
@@ -91,6 +92,7 @@ struct search {
 	size_t nseen;
 	struct elfsym *found;
 	char *found_path;
+	bool found_follow;
 };
 
 /* Whether this file was tried already (a path reached both through the
@@ -110,21 +112,30 @@ static bool seen_before(struct search *s, const struct stat *st)
 	return false;
 }
 
-/* Tries one candidate path; true when it is accepted (search over). */
-static bool try_candidate(struct search *s, const char *path, enum how how)
+/* Tries one candidate path; true when it is accepted (search over).
+ * follow: the path is in a debug directory of the host, which only its
+ * administrator writes, so symbolic links there are followed (Fedora's
+ * .build-id entries are links); never elsewhere (targetfile.h). */
+static bool try_candidate(struct search *s, const char *path, enum how how,
+			  bool follow)
 {
 	const struct debug_target *t = s->t;
-	struct elfsym *e;
+	struct targetfile_want want = { .follow = follow };
+	struct elfsym *e = NULL;
 	const char *id;
 	struct stat st;
 	uint32_t crc;
+	int fd;
 
-	if (stat(path, &st) || !S_ISREG(st.st_mode))
+	fd = targetfile__open(path, &want, &st);
+	if (fd < 0)
 		return false;
-	if (((((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) == t->dev &&
-	     st.st_ino == t->ino && t->ino) || seen_before(s, &st))
+	if ((targetfile__dev(st.st_dev) == t->dev && st.st_ino == t->ino &&
+	     t->ino) || seen_before(s, &st)) {
+		close(fd);
 		return false;
-	e = elfsym__open(path);
+	}
+	e = elfsym__open_fd(fd);
 	if (!e || elfsym__damaged(e) ||
 	    (!elfsym__has_symtab(e) && !elfsym__has_dwarf(e))) {
 		s->st->debug_bad++;
@@ -135,8 +146,7 @@ static bool try_candidate(struct search *s, const char *path, enum how how)
 		s->st->debug_build_id_mismatch++;
 		goto refuse;
 	}
-	if (how == BY_LINK &&
-	    (debuginfo__file_crc(path, &crc) || crc != t->crc)) {
+	if (how == BY_LINK && (fd_crc(fd, &crc) || crc != t->crc)) {
 		s->st->debug_crc_mismatch++;
 		goto refuse;
 	}
@@ -144,18 +154,23 @@ static bool try_candidate(struct search *s, const char *path, enum how how)
 	if (!s->found_path)
 		goto refuse;
 	s->found = e;
+	s->found_follow = follow;
 	if (how == BY_BUILD_ID)
 		s->st->debug_by_build_id++;
 	else
 		s->st->debug_by_link++;
+	close(fd);
 	return true;
 refuse:
 	elfsym__free(e);
+	close(fd);
 	return false;
 }
 
-/* Tries rel under the process's root, then under the host's. */
-static bool try_rooted(struct search *s, const char *rel, enum how how)
+/* Tries rel under the process's root, then under the host's. in_dir: rel
+ * is in one of the debug directories (links followed on the host only). */
+static bool try_rooted(struct search *s, const char *rel, enum how how,
+		       bool in_dir)
 {
 	char path[PATH_MAX];
 	int n;
@@ -163,10 +178,10 @@ static bool try_rooted(struct search *s, const char *rel, enum how how)
 	if (s->t->root) {
 		n = snprintf(path, sizeof(path), "%s%s", s->t->root, rel);
 		if (n > 0 && (size_t)n < sizeof(path) &&
-		    try_candidate(s, path, how))
+		    try_candidate(s, path, how, false))
 			return true;
 	}
-	return try_candidate(s, rel, how);
+	return try_candidate(s, rel, how, in_dir);
 }
 
 /* The debug directories, split; returns how many. */
@@ -200,7 +215,7 @@ static bool search_build_id(struct search *s, const char **dirs, size_t nd)
 		n = snprintf(rel, sizeof(rel), "%s/.build-id/%.2s/%s.debug",
 			     strcmp(dirs[i], "/") ? dirs[i] : "", id, id + 2);
 		if (n > 0 && (size_t)n < sizeof(rel) &&
-		    try_rooted(s, rel, BY_BUILD_ID))
+		    try_rooted(s, rel, BY_BUILD_ID, true))
 			return true;
 	}
 	return false;
@@ -221,24 +236,27 @@ static bool search_link(struct search *s, const char **dirs, size_t nd)
 		return false;
 	memcpy(dir, s->t->path, dlen);
 	dir[dlen] = '\0';
+	/* Beside the binary: a directory its owner may write. */
 	n = snprintf(rel, sizeof(rel), "%s/%s", dir, link);
-	if (n > 0 && (size_t)n < sizeof(rel) && try_rooted(s, rel, BY_LINK))
+	if (n > 0 && (size_t)n < sizeof(rel) &&
+	    try_rooted(s, rel, BY_LINK, false))
 		return true;
 	n = snprintf(rel, sizeof(rel), "%s/.debug/%s", dir, link);
-	if (n > 0 && (size_t)n < sizeof(rel) && try_rooted(s, rel, BY_LINK))
+	if (n > 0 && (size_t)n < sizeof(rel) &&
+	    try_rooted(s, rel, BY_LINK, false))
 		return true;
 	for (size_t i = 0; i < nd; i++) {
 		n = snprintf(rel, sizeof(rel), "%s%s/%s",
 			     strcmp(dirs[i], "/") ? dirs[i] : "", dir, link);
 		if (n > 0 && (size_t)n < sizeof(rel) &&
-		    try_rooted(s, rel, BY_LINK))
+		    try_rooted(s, rel, BY_LINK, true))
 			return true;
 	}
 	return false;
 }
 
 struct elfsym *debuginfo__find(const struct debug_target *t, char **path,
-			       struct debuginfo_stats *st)
+			       bool *in_debug_dir, struct debuginfo_stats *st)
 {
 	struct search s = { .t = t, .st = st };
 	const char *dirs[DEBUG_DIRS_MAX];
@@ -248,6 +266,7 @@ struct elfsym *debuginfo__find(const struct debug_target *t, char **path,
 	*path = NULL;
 	if (search_build_id(&s, dirs, nd) || search_link(&s, dirs, nd)) {
 		*path = s.found_path;
+		*in_debug_dir = s.found_follow;
 		return s.found;
 	}
 	st->debug_missing++;
@@ -373,6 +392,30 @@ static int debug_bytes(int fd, Elf *elf, uint64_t file_size, uint64_t *total)
  * on their strings without a bound, so a hostile file without the final
  * NUL would have it read past the section (found by fuzzing). libdw has
  * read (and decompressed) them already: this costs no I/O. */
+/* Whether the DWARF refers to another file: a dwz supplementary file
+ * (.gnu_debugaltlink, .debug_sup). libdw opens that file itself, by a path
+ * the DWARF names, with a plain open and a mapping: only done for files in
+ * the host's debug directories, which their administrator wrote. */
+static bool refers_to_other_file(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *name;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return true;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".gnu_debugaltlink") ||
+			     !strcmp(name, ".debug_sup")))
+			return true;
+	}
+	return false;
+}
+
 static bool strings_terminated(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
@@ -424,15 +467,17 @@ static int cu_range_cmp(const void *pa, const void *pb)
 static int index_cus(struct dwarf_file *d)
 {
 	Dwarf_CU *cu = NULL;
-	Dwarf_Die cudie, sub;
+	Dwarf_Die cudie;
 	Dwarf_Addr base, lo, hi;
 	Dwarf_Half version;
 	uint8_t type;
 	ptrdiff_t off;
 	int r, err;
 
+	/* No split-unit DIE asked for: libdw would open the .dwo file the
+	 * DWARF names, a path its writer chose. */
 	while ((r = dwarf_get_units(d->dw, cu, &cu, &version, &type, &cudie,
-				    &sub)) == 0) {
+				    NULL)) == 0) {
 		if (type != DW_UT_compile || dwarf_tag(&cudie) != DW_TAG_compile_unit)
 			continue;
 		if (!grow(&d->cus, &d->cus_cap, d->ncus + 1, sizeof(*d->cus)))
@@ -459,7 +504,7 @@ static int index_cus(struct dwarf_file *d)
 	return 0;
 }
 
-int dwarf_file__open(const char *path, uint64_t dev, uint64_t ino,
+int dwarf_file__open(const char *path, const struct targetfile_want *want,
 		     uint64_t max_bytes, struct dwarf_file **out,
 		     uint64_t *bytes)
 {
@@ -473,18 +518,9 @@ int dwarf_file__open(const char *path, uint64_t dev, uint64_t ino,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
-	d->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	d->fd = targetfile__open(path, want, &st);
 	if (d->fd < 0) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (fstat(d->fd, &st) || !S_ISREG(st.st_mode)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	if (ino && (st.st_ino != ino ||
-		    (((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) != dev)) {
-		err = -ESTALE;
+		err = d->fd;
 		goto cleanup;
 	}
 	/* ELF_C_READ: sections are read with pread, never mapped. */
@@ -498,6 +534,10 @@ int dwarf_file__open(const char *path, uint64_t dev, uint64_t ino,
 		goto cleanup;
 	if (*bytes > max_bytes) {
 		err = -E2BIG;
+		goto cleanup;
+	}
+	if ((!want || !want->follow) && refers_to_other_file(d->elf)) {
+		err = -EXDEV;
 		goto cleanup;
 	}
 	d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);

@@ -41,6 +41,8 @@ struct debuginfo_stats {
 	uint64_t dwarf_too_big;		/* DWARF over the memory budget */
 	uint64_t dwarf_evicted;		/* handles closed to stay in budget */
 	uint64_t dwarf_changed;		/* file changed since its symbols */
+	uint64_t dwarf_external;	/* refused: names another file (dwz)
+					 * outside the host's debug dirs */
 };
 
 /* What is known of a binary when its debug file is looked for. */
@@ -55,10 +57,11 @@ struct debug_target {
 };
 
 /* Looks for the binary's debug file. Returns its symbols, with the path it
- * was read from in *path (malloc'd), or NULL (none found, or every one
+ * was read from in *path (malloc'd) and whether that is in a host debug
+ * directory (whose symbolic links are followed) in *in_debug_dir, or NULL (none found, or every one
  * found refused). */
 struct elfsym *debuginfo__find(const struct debug_target *t, char **path,
-			       struct debuginfo_stats *st);
+			       bool *in_debug_dir, struct debuginfo_stats *st);
 
 /* The directories searched (for messages and tests), ':'-separated. */
 const char *debuginfo__dirs(void);
@@ -81,10 +84,12 @@ struct dwarf_file;
 /* Opens the DWARF of the ELF file at path. Its debug sections are read
  * into memory (never mapped: a file truncated under a mapping would kill
  * the agent with SIGBUS), so a file whose sections exceed max_bytes is
- * refused (-E2BIG). When dev/ino are non-zero, the file must still be that
- * inode (-ESTALE). 0 with *out and *bytes (the memory the sections take)
- * set, or -errno (-ENODATA: no DWARF; -EINVAL: libdw refused it). */
-int dwarf_file__open(const char *path, uint64_t dev, uint64_t ino,
+ * refused (-E2BIG). It is opened by targetfile__open with want: when its
+ * ino is non-zero, the file must still be that inode (-ESTALE). 0 with *out and *bytes (the memory the sections take)
+ * set, or -errno (-ENODATA: no DWARF; -EINVAL: libdw refused it; -EXDEV:
+ * it names another file, a dwz one, and is not in a debug directory). */
+struct targetfile_want;
+int dwarf_file__open(const char *path, const struct targetfile_want *want,
 		     uint64_t max_bytes, struct dwarf_file **out,
 		     uint64_t *bytes);
 

@@ -6,6 +6,7 @@
  * the fd and Elf handle are closed before elfsym__open returns.
  */
 #include "elfsym.h"
+#include "targetfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,7 @@ struct elfsym {
 	bool damaged;		/* headers or sections past the end of file */
 	char *debuglink;	/* .gnu_debuglink file name, or NULL */
 	uint32_t debuglink_crc;
+	uint64_t dev, ino;	/* the file read (targetfile__dev) */
 };
 
 /* A candidate while loading: the name still points into the mapped file,
@@ -493,32 +495,6 @@ static int elfsym__read_loads(struct elfsym *e,
 	return 0;
 }
 
-/* Opens without side effects: only regular files (a path may name a
- * device or FIFO a process mapped or swapped in), never blocking. */
-static int elfsym__open_file(const char *path, uint64_t *size)
-{
-	struct stat st;
-	int fd, err;
-
-	if (stat(path, &st) != 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -ENOEXEC;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	/* The path may have been swapped between stat and open. */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
-	*size = st.st_size;
-	return fd;
-cleanup:
-	close(fd);
-	return err;
-}
-
 /* Reads .gnu_debuglink: a file name, NUL, padding to 4 bytes, then the
  * CRC-32 of the debug file in the file's byte order. A name that could
  * leave the directory it is looked up in is ignored. */
@@ -640,30 +616,29 @@ cleanup:
 	return err;
 }
 
-struct elfsym *elfsym__open(const char *path)
+struct elfsym *elfsym__open_fd(int fd)
 {
 	struct elfsym_load_ctx ctx = { 0 };
 	struct elfsym *e = NULL;
-	int fd = -1, err;
+	struct stat st;
+	int err;
 
-	if (!path) {
-		err = -EINVAL;
-		goto cleanup;
-	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		err = -ENOSYS;
 		goto cleanup;
 	}
-	fd = elfsym__open_file(path, &ctx.file_size);
-	if (fd < 0) {
-		err = fd;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		err = -ENOEXEC;
 		goto cleanup;
 	}
+	ctx.file_size = st.st_size;
 	e = calloc(1, sizeof(*e));
 	if (!e) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	e->dev = targetfile__dev(st.st_dev);
+	e->ino = st.st_ino;
 	/* pread, not mmap: the file's owner could truncate it under us, and
 	 * a SIGBUS would kill the (root) agent. */
 	ctx.elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -676,8 +651,6 @@ struct elfsym *elfsym__open(const char *path)
 cleanup:
 	if (ctx.elf)
 		elf_end(ctx.elf);
-	if (fd >= 0)
-		close(fd);
 	if (err) {
 		elfsym__free(e);
 		errno = -err;
@@ -686,19 +659,43 @@ cleanup:
 	return e;
 }
 
-int elfsym__peek_build_id(const char *path, char *out, size_t outlen)
+struct elfsym *elfsym__open(const char *path)
+{
+	struct elfsym *e;
+	int fd, err;
+
+	fd = targetfile__open(path, NULL, NULL);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	e = elfsym__open_fd(fd);
+	err = errno;
+	close(fd);
+	errno = err;
+	return e;
+}
+
+void elfsym__file_id(const struct elfsym *e, uint64_t *dev, uint64_t *ino)
+{
+	*dev = e ? e->dev : 0;
+	*ino = e ? e->ino : 0;
+}
+
+int elfsym__peek_build_id(int fd, char *out, size_t outlen)
 {
 	struct elfsym_load_ctx ctx = { 0 };
 	char id[2 * ELFSYM_BUILD_ID_MAX + 1] = "";
-	int fd, err = -ENOENT;
+	struct stat st;
+	int err = -ENOENT;
 
-	if (!path || outlen < 1)
+	if (outlen < 1)
 		return -EINVAL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	fd = elfsym__open_file(path, &ctx.file_size);
-	if (fd < 0)
-		return fd;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	ctx.file_size = st.st_size;
 	ctx.elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!ctx.elf || elf_kind(ctx.elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
@@ -715,7 +712,6 @@ int elfsym__peek_build_id(const char *path, char *out, size_t outlen)
 cleanup:
 	if (ctx.elf)
 		elf_end(ctx.elf);
-	close(fd);
 	return err;
 }
 

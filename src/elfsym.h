@@ -13,6 +13,9 @@ struct elfsym;
  * the PT_LOAD program headers. NULL + errno on failure (ENOENT, ENOEXEC
  * for a file that is not ELF, EINVAL for a corrupt one). */
 struct elfsym *elfsym__open(const char *path);
+/* The same from a descriptor of a regular file (targetfile.h), read with
+ * pread; path opens through targetfile__open (no links, no FIFOs). */
+struct elfsym *elfsym__open_fd(int fd);
 void elfsym__free(struct elfsym *e);                    /* accepts NULL */
 
 /* Lower-case hex GNU build ID, or NULL when the file has none. */
@@ -46,10 +49,13 @@ bool elfsym__damaged(const struct elfsym *e);
  * its CRC-32, or NULL when the file has none. */
 const char *elfsym__debuglink(const struct elfsym *e, uint32_t *crc);
 
-/* The GNU build ID of the ELF file at path, read from its notes without
+/* The GNU build ID of the ELF file open at fd, read from its notes without
  * loading symbols, into out (lower-case hex). 0, -ENOENT when it has none,
  * or -errno (-ENOEXEC: not ELF). */
-int elfsym__peek_build_id(const char *path, char *out, size_t outlen);
+int elfsym__peek_build_id(int fd, char *out, size_t outlen);
+
+/* The device (targetfile__dev) and inode of the file e was read from. */
+void elfsym__file_id(const struct elfsym *e, uint64_t *dev, uint64_t *ino);
 
 /* The GNU build ID of an ELF file as a process mapped it: memfd is the
  * process's /proc/PID/mem, base the start of the mapping of file offset 0.

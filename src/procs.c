@@ -16,6 +16,7 @@
 #include "elfsym.h"
 #include "hashmap.h"
 #include "perfmap.h"
+#include "targetfile.h"
 #include "procs.h"
 #include "symfile.h"
 
@@ -381,16 +382,6 @@ struct proc_map *procs__find_map(struct procs *t, struct proc *p,
 	return map_search(p, addr);
 }
 
-static bool same_file(const char *path, uint64_t dev, uint64_t ino)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return false;
-	return st.st_ino == ino &&
-	       (((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev)) == dev;
-}
-
 /* The build ID of the file as the process maps it, read from its memory;
  * false when it cannot be read (the process is gone, or not 64-bit). */
 static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
@@ -410,51 +401,56 @@ static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
 	return err == 0;
 }
 
-/* Loads the symbols of m's binary from path, if path holds the mapped
- * file. 1: loaded; 0: path is not the file (try the next); -errno:
- * readable but not loadable (stop). */
-static int try_binary_path(struct procs *t, const struct proc *p,
-			   struct binary *b, const char *path,
-			   const char *orig, const char *expected,
-			   bool trusted_without_id, bool *mismatch)
+void procs__binary_path(const struct binary *b, char *buf, size_t len)
+{
+	size_t n = strlen(b->path);
+
+	if (b->deleted)
+		n -= strlen(DELETED_SUFFIX);
+	if (n >= len)
+		n = 0;
+	memcpy(buf, b->path, n);
+	buf[n] = '\0';
+}
+
+/* Loads the symbols of the file open at fd, read from path (the mapped
+ * file: targetfile__open_mapped checked it). 0, or -errno; -ESTALE when
+ * its build ID is not the one the process has in memory. */
+static int load_binary(struct procs *t, const struct proc *p,
+		       struct binary *b, int fd, const char *path,
+		       const char *orig, const char *expected)
 {
 	char id[160], root[64];
 	struct symfile_source src;
 	int rc;
 
-	rc = elfsym__peek_build_id(path, id, sizeof(id));
-	if (rc == -ENOENT && access(path, F_OK))
-		return 0;		/* no file there */
+	rc = elfsym__peek_build_id(fd, id, sizeof(id));
 	if (rc && rc != -ENOENT)
 		return rc;		/* not ELF, or unreadable */
-	if (expected) {
-		if (rc || strcmp(id, expected)) {
-			*mismatch = true;
-			return 0;
-		}
-	} else if (!trusted_without_id) {
-		if (b->deleted)
-			*mismatch = true;
-		return 0;
-	}
+	if (expected && (rc || strcmp(id, expected)))
+		return -ESTALE;
 	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
-	src = (struct symfile_source){ .path = path, .build_id = rc ? NULL : id,
-				       .root = root, .orig_path = orig };
+	src = (struct symfile_source){ .path = path, .fd = fd,
+				       .build_id = rc ? NULL : id,
+				       .root = p->stale ? NULL : root,
+				       .orig_path = orig, .dev = b->dev,
+				       .ino = b->ino };
 	b->sf = symcache__get(t->symcache, &src);
 	if (!b->sf)
 		return errno ? -errno : -EINVAL;
 	b->syms = symfile__elfsym(b->sf);
-	return 1;
+	return 0;
 }
 
+/* The file is the mapped one by device and inode (or map_files), and, when
+ * the process's memory shows one, by build ID. */
 struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
 				   struct proc_map *m)
 {
 	char path[PATH_MAX + 32], orig[PATH_MAX], expected[160];
 	struct binary *b = m->bin;
-	bool have_id, mismatch = false;
-	size_t len;
-	int rc;
+	bool have_id;
+	int fd, rc;
 
 	if (!b)
 		return NULL;
@@ -465,35 +461,27 @@ struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
 		b->load_err = ENOENT;
 		return NULL;
 	}
-	len = strlen(b->path);
-	if (b->deleted)
-		len -= strlen(DELETED_SUFFIX);
-	if (len >= sizeof(orig)) {
+	procs__binary_path(b, orig, sizeof(orig));
+	if (!orig[0]) {
 		b->load_err = ENAMETOOLONG;
 		return NULL;
 	}
-	memcpy(orig, b->path, len);
-	orig[len] = '\0';
 	have_id = mapped_build_id(p, m, expected, sizeof(expected));
-	/* Through the process's root, so container binaries resolve; it is
-	 * the mapped file unless the maps say it was replaced. */
-	snprintf(path, sizeof(path), "/proc/%u/root%s", p->pid, orig);
-	rc = try_binary_path(t, p, b, path, orig, have_id ? expected : NULL,
-			     !b->deleted, &mismatch);
-	/* The process may be gone: the host path is only the same file if
-	 * its build ID, else its device and inode, match. */
-	if (rc == 0)
-		rc = try_binary_path(t, p, b, orig, orig,
-				     have_id ? expected : NULL,
-				     same_file(orig, b->dev, b->ino), &mismatch);
-	if (rc > 0) {
+	/* A stale pid is another process's now: only the host's path. */
+	fd = targetfile__open_mapped(p->stale ? 0 : p->pid, m->start, m->end,
+				     orig, b->dev, b->ino, path, sizeof(path));
+	rc = fd < 0 ? fd : load_binary(t, p, b, fd, path, orig,
+				       have_id ? expected : NULL);
+	if (fd >= 0)
+		close(fd);
+	if (!rc) {
 		if (elfsym__damaged(b->syms))
 			t->stats.elf_corrupt++;
 		return b->sf;
 	}
-	b->load_err = rc < 0 ? -rc : mismatch ? ESTALE : ENOENT;
+	b->load_err = -rc;
 	t->stats.elf_failed++;
-	if (mismatch && rc == 0)
+	if (rc == -ESTALE)
 		t->stats.build_id_mismatch++;
 	else if (rc == -ENOEXEC || rc == -EINVAL)
 		t->stats.elf_corrupt++;

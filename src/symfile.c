@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 #include "elfsym.h"
 #include "hashmap.h"
 #include "symfile.h"
+#include "targetfile.h"
 
 #define FRAMES_MAX 64
 
@@ -21,6 +23,7 @@ struct symfile {
 	struct elfsym *dbg;		/* its debug file's, when stripped */
 	char *dwarf_path;		/* the file holding the DWARF, or NULL */
 	uint64_t dwarf_dev, dwarf_ino;	/* ... as it was when found */
+	bool dwarf_follow;		/* found in a debug directory */
 	struct dwarf_file *dw;		/* open, or NULL */
 	uint64_t dw_bytes;
 	uint64_t dw_errors_seen;
@@ -99,17 +102,6 @@ void symcache__free(struct symcache *c)
 	free(c);
 }
 
-static bool file_id(const char *path, uint64_t *dev, uint64_t *ino)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return false;
-	*dev = ((uint64_t)major(st.st_dev) << 32) | minor(st.st_dev);
-	*ino = st.st_ino;
-	return true;
-}
-
 /* Loads the binary, finds its debug file when it lacks a symbol table or
  * DWARF, and notes where the DWARF is. */
 static struct symfile *symfile_load(struct symcache *c,
@@ -118,6 +110,7 @@ static struct symfile *symfile_load(struct symcache *c,
 	struct symfile *sf = calloc(1, sizeof(*sf));
 	struct debug_target t = { 0 };
 	char *dbg_path = NULL;
+	bool dbg_follow = false;
 	const char *id;
 	int err;
 
@@ -125,7 +118,7 @@ static struct symfile *symfile_load(struct symcache *c,
 		errno = ENOMEM;
 		return NULL;
 	}
-	sf->bin = elfsym__open(src->path);
+	sf->bin = elfsym__open_fd(src->fd);
 	if (!sf->bin)
 		goto fail;
 	/* The file may have been replaced since its build ID was read. */
@@ -139,21 +132,24 @@ static struct symfile *symfile_load(struct symcache *c,
 		t.path = src->orig_path;
 		t.build_id = id;
 		t.debuglink = elfsym__debuglink(sf->bin, &t.crc);
-		file_id(src->path, &t.dev, &t.ino);
-		sf->dbg = debuginfo__find(&t, &dbg_path, c->st);
+		t.dev = src->dev;
+		t.ino = src->ino;
+		sf->dbg = debuginfo__find(&t, &dbg_path, &dbg_follow, c->st);
 		if (!sf->dbg && !elfsym__has_symtab(sf->bin))
 			c->st->debug_missing++;
 	}
+	/* DWARF is opened when first needed: by path again, and only if it
+	 * is still the file read now. */
 	if (elfsym__has_dwarf(sf->bin)) {
 		sf->dwarf_path = strdup(src->path);
-		if (!sf->dwarf_path ||
-		    !file_id(src->path, &sf->dwarf_dev, &sf->dwarf_ino))
+		elfsym__file_id(sf->bin, &sf->dwarf_dev, &sf->dwarf_ino);
+		if (!sf->dwarf_path)
 			sf->dw_failed = true;
 	} else if (sf->dbg && elfsym__has_dwarf(sf->dbg)) {
 		sf->dwarf_path = dbg_path;
+		sf->dwarf_follow = dbg_follow;
 		dbg_path = NULL;
-		if (!file_id(sf->dwarf_path, &sf->dwarf_dev, &sf->dwarf_ino))
-			sf->dw_failed = true;
+		elfsym__file_id(sf->dbg, &sf->dwarf_dev, &sf->dwarf_ino);
 	}
 	/* Symbols of the debug file only matter for a stripped binary. */
 	if (sf->dbg && elfsym__has_symtab(sf->bin) &&
@@ -174,48 +170,65 @@ fail:
 /* Cache key: the build ID, else the file itself. */
 static int make_key(const struct symfile_source *src, char *key, size_t len)
 {
-	uint64_t dev = 0, ino = 0;
 	int n;
 
-	if (src->build_id && *src->build_id) {
+	if (src->build_id && *src->build_id)
 		n = snprintf(key, len, "id:%s", src->build_id);
-	} else {
-		if (!file_id(src->path, &dev, &ino))
-			return -errno;
-		n = snprintf(key, len, "file:%" PRIx64 ":%" PRIu64 ":%s", dev,
-			     ino, src->path);
-	}
+	else
+		n = snprintf(key, len, "file:%" PRIx64 ":%" PRIu64, src->dev,
+			     src->ino);
 	return n > 0 && (size_t)n < len ? n : -ENAMETOOLONG;
 }
 
 struct symfile *symcache__get(struct symcache *c,
 			      const struct symfile_source *src)
 {
+	struct symfile_source opened;
 	char key[PATH_MAX + 96];
 	struct symfile *sf;
+	struct stat st;
 	uint64_t v;
-	int n;
+	int n, fd = -1;
 
+	if (!src->ino) {
+		/* A file by path alone: opened the one way (targetfile.h). */
+		fd = targetfile__open(src->path, NULL, &st);
+		if (fd < 0) {
+			errno = -fd;
+			return NULL;
+		}
+		opened = *src;
+		opened.fd = fd;
+		opened.dev = targetfile__dev(st.st_dev);
+		opened.ino = st.st_ino;
+		src = &opened;
+	}
 	n = make_key(src, key, sizeof(key));
 	if (n < 0) {
 		errno = -n;
-		return NULL;
+		sf = NULL;
+		goto out;
 	}
 	if (hashmap__get(c->files, key, n, &v)) {
 		sf = (struct symfile *)(uintptr_t)v;
 		sf->refs++;
 		c->st->shared++;
-		return sf;
+		goto out;
 	}
 	sf = symfile_load(c, src);
-	if (!sf)
-		return NULL;
-	if (hashmap__put(c->files, key, n, (uintptr_t)sf)) {
+	if (sf && hashmap__put(c->files, key, n, (uintptr_t)sf)) {
 		symfile_free(c, sf);
+		sf = NULL;
 		errno = ENOMEM;
-		return NULL;
 	}
-	sf->refs = 1;
+	if (sf)
+		sf->refs = 1;
+out:
+	if (fd >= 0) {
+		n = errno;
+		close(fd);
+		errno = n;
+	}
 	return sf;
 }
 
@@ -328,7 +341,9 @@ static void dwarf_open(struct symcache *c, struct symfile *sf)
 		sf->dw_failed = true;
 		return;
 	}
-	err = dwarf_file__open(sf->dwarf_path, sf->dwarf_dev, sf->dwarf_ino,
+	err = dwarf_file__open(sf->dwarf_path, &(struct targetfile_want){
+				.dev = sf->dwarf_dev, .ino = sf->dwarf_ino,
+				.follow = sf->dwarf_follow },
 			       c->budget, &sf->dw, &bytes);
 	if (err) {
 		sf->dw_failed = true;
@@ -336,6 +351,8 @@ static void dwarf_open(struct symcache *c, struct symfile *sf)
 			c->st->dwarf_too_big++;
 		else if (err == -ESTALE)
 			c->st->dwarf_changed++;
+		else if (err == -EXDEV)
+			c->st->dwarf_external++;
 		else if (err != -ENOENT && err != -ENOMEM)
 			c->st->dwarf_errors++;
 		return;

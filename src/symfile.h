@@ -35,7 +35,11 @@ void symcache__free(struct symcache *c);	/* accepts NULL */
 
 /* Where the file a process maps was found, and what to look for. */
 struct symfile_source {
-	const char *path;	/* the file to read, e.g. /proc/PID/root/... */
+	const char *path;	/* where the file was opened, for its DWARF
+				 * later, e.g. /proc/PID/map_files/... */
+	int fd;			/* the file, opened by targetfile__open_mapped */
+	uint64_t dev, ino;	/* and its identity, as maps shows it; ino 0:
+				 * fd is unset, path is opened instead */
 	const char *build_id;	/* its build ID, or NULL when it has none */
 	const char *root;	/* the process's root, for debug files */
 	const char *orig_path;	/* the path in the process's view */

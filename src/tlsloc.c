@@ -20,6 +20,7 @@
  * us), and every size, index and value read is bounded before use: a
  * process can at worst confuse where its own context is read from.
  */
+#include "targetfile.h"
 #include "tlsloc.h"
 
 #include <errno.h>
@@ -245,55 +246,14 @@ cleanup:
 
 /* ---- files ---- */
 
-/* Opens path for reading if it is a regular file with the mapping's inode.
- * O_PATH first, which has no side effects even on a device or FIFO put in
- * the file's place, then a real open through /proc/self/fd. */
-static int tlsloc__open_checked(const char *path, int flags,
-				const struct tlsloc__mod *mod)
-{
-	char self[64];
-	struct stat st;
-	int pfd, fd;
-
-	pfd = open(path, O_PATH | O_CLOEXEC | flags);
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, &st) != 0) {
-		fd = -errno;
-		goto cleanup;
-	}
-	/* Another file by now, or a symlink (O_NOFOLLOW opens the link). */
-	if (!S_ISREG(st.st_mode) || st.st_ino != mod->ino) {
-		fd = -ESTALE;
-		goto cleanup;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		fd = -errno;
-cleanup:
-	close(pfd);
-	return fd;
-}
-
-/* The path as the process sees it, in its mount namespace and root. Paths
- * are canonical in maps, so a symlink as the last component means the file
- * was replaced. map_files reaches the mapped file itself when the path no
- * longer does: deleted, replaced, or an overlayfs path whose inode number
- * differs from the one maps shows. */
+/* The mapped file itself (targetfile.h): map_files, else the path as the
+ * process sees it, else the host's, only while it is the mapped inode. */
 static int tlsloc__open_mod(int pid, const struct tlsloc__mod *mod)
 {
-	char path[PATH_MAX + 64];
-	int fd = -ENAMETOOLONG;
-
-	if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s", pid,
-			     mod->path) < sizeof(path))
-		fd = tlsloc__open_checked(path, O_NOFOLLOW, mod);
-	if (fd >= 0)
-		return fd;
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 pid, mod->lo, mod->first_end);
-	return tlsloc__open_checked(path, 0, mod);
+	return targetfile__open_mapped((uint32_t)pid, mod->lo, mod->first_end,
+				       mod->path,
+				       (uint64_t)mod->maj << 32 | mod->min,
+				       mod->ino, NULL, 0);
 }
 
 static void tlsloc__elf_close(struct tlsloc__elf *m)

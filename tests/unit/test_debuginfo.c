@@ -58,6 +58,18 @@ static bool sh(const char *fmt, ...)
 	return system(cmd) == 0;
 }
 
+/* The build ID of the file at path (a test's own file, so a plain open). */
+static int peek_build_id(const char *path, char *out, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = elfsym__peek_build_id(fd, out, len);
+	close(fd);
+	return err;
+}
+
 static void tpath(char *buf, const char *name)
 {
 	snprintf(buf, PATH_MAX, "%s/%s", tmpdir, name);
@@ -123,7 +135,7 @@ static bool setup(void)
 	       sh("strip --strip-all -o %s %s", stripped, prog) &&
 	       sh("cd %s && cp stripped linked && cp prog.debug linked.debug && "
 		  "objcopy --add-gnu-debuglink=linked.debug linked", tmpdir) &&
-	       elfsym__peek_build_id(prog, build_id, sizeof(build_id)) == 0 &&
+	       peek_build_id(prog, build_id, sizeof(build_id)) == 0 &&
 	       nm_func(prog, "tp_outer", &outer_addr, &outer_size) &&
 	       nm_func(prog, "tp_other", &other_addr, &other_size);
 }
@@ -151,7 +163,9 @@ static struct elfsym *find(const char *path, const char *link, uint32_t crc,
 		.path = path, .build_id = build_id, .debuglink = link, .crc = crc,
 	};
 
-	return debuginfo__find(&t, found, st);
+	bool in_dir;
+
+	return debuginfo__find(&t, found, &in_dir, st);
 }
 
 static void test_by_build_id(void)
@@ -515,7 +529,7 @@ static void test_mem_build_id(void)
 	FILE *f;
 	int fd;
 
-	CHECK(elfsym__peek_build_id("/proc/self/exe", want, sizeof(want)) == 0);
+	CHECK(peek_build_id("/proc/self/exe", want, sizeof(want)) == 0);
 	CHECK(readlink("/proc/self/exe", path, sizeof(path) - 1) > 0);
 	f = fopen("/proc/self/maps", "r");
 	CHECK(f);
