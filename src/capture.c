@@ -9,12 +9,14 @@
 #include <time.h>
 
 #include "capture.h"
+#include "elfimage.h"
 #include "ksyms.h"
 #include "pprof.h"
 #include "procs.h"
 #include "sample_event.h"
 #include "sampler.h"
 #include "symbolize.h"
+#include "targetfile.h"
 #include "unwind.h"
 
 #define MAX_LABELS 64
@@ -344,6 +346,26 @@ static void add_unwind_comment(struct capture *c, struct pprof *pp,
 		us->unmarked);
 }
 
+/* How the files that processes named were opened, and what was refused
+ * (targetfile.h): an attack on the agent shows here. */
+static void targetfile_comment(struct capture *c, struct pprof *pp)
+{
+	const struct targetfile_stats *fs = targetfile__stats();
+	const struct unwind_stats *us = unwinder__stats(c->uw);
+	const struct procs_stats *ps = procs__stats(c->procs);
+
+	comment(pp, "target files since start: %" PRIu64 " opened (%" PRIu64
+		" through /proc/PID/map_files, %" PRIu64 " times not "
+		"permitted); refused: %" PRIu64 " symbolic links, %" PRIu64
+		" not regular files (FIFO, device, socket), %" PRIu64
+		" not the mapped file, %" PRIu64 " DWARF naming another file; "
+		"CFI: %" PRIu64 " binaries over %u MiB, %" PRIu64 " cache "
+		"resets", fs->opened, fs->by_map_files, fs->map_files_denied,
+		fs->symlink, fs->not_regular, fs->replaced,
+		ps->sym.dwarf_external, us->cfi_too_big,
+		ELFIMAGE_CFI_MAX >> 20, us->bins_reset);
+}
+
 /* Every way this window lost or degraded data, counted. */
 static void add_comments(struct capture *c, struct pprof *pp,
 			 const struct tp_stats *st, const struct tp_stats *cpu)
@@ -398,6 +420,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		ps->sym.debug_crc_mismatch, ps->sym.debug_build_id_mismatch,
 		ps->sym.debug_bad, ps->sym.dwarf_opened, ps->sym.dwarf_errors,
 		ps->sym.dwarf_too_big, ps->sym.dwarf_changed);
+	targetfile_comment(c, pp);
 	comment(pp, "thread context: %llu samples with context, %" PRIu64
 		" processes with context; failures: %llu TLS page not "
 		"readable, %llu record unreadable, %llu invalid record, %llu "
