@@ -569,6 +569,14 @@ int agent_main(int argc, char **argv)
 		return 1;
 	}
 	ret = retention__ensure_dir(a.cfg.output_dir);
+	if (ret == -EPERM) {
+		/* Others who can write there could delete our profiles or
+		 * take the names of the next windows. */
+		logf_("refusing output-dir %s: it must be owned by root or uid "
+		      "%u and not writable by group or others (chmod go-w it)",
+		      a.cfg.output_dir, (unsigned)geteuid());
+		return 1;
+	}
 	if (ret) {
 		logf_("cannot use %s: %s", a.cfg.output_dir, strerror(-ret));
 		return 1;
