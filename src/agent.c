@@ -23,6 +23,7 @@
 #include "pprof.h"
 #include "push.h"
 #include "retention.h"
+#include "signals.h"
 #include "sink.h"
 #include "unwind.h"
 #include "symbolize.h"
@@ -535,6 +536,10 @@ static int run(struct agent *a)
 	return 0;
 }
 
+/* SIGTERM, SIGINT: write the partial window and exit 0. SIGXCPU too:
+ * past the soft RLIMIT_CPU the hard limit's SIGKILL follows, so the window
+ * is written while it still can be. SIGHUP: reload. Every other signal
+ * that would end the agent is ignored (signals__ignore_unused). */
 static void install_signals(void)
 {
 	struct sigaction sa = { 0 };
@@ -543,9 +548,10 @@ static void install_signals(void)
 	sa.sa_handler = on_stop;	/* no SA_RESTART: poll must wake */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGXCPU, &sa, NULL);
 	sa.sa_handler = on_hup;
 	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	signals__ignore_unused();
 }
 
 int agent_main(int argc, char **argv)
@@ -569,6 +575,14 @@ int agent_main(int argc, char **argv)
 		return 1;
 	}
 	ret = retention__ensure_dir(a.cfg.output_dir);
+	if (ret == -EPERM) {
+		/* Others who can write there could delete our profiles or
+		 * take the names of the next windows. */
+		logf_("refusing output-dir %s: it must be owned by root or uid "
+		      "%u and not writable by group or others (chmod go-w it)",
+		      a.cfg.output_dir, (unsigned)geteuid());
+		return 1;
+	}
 	if (ret) {
 		logf_("cannot use %s: %s", a.cfg.output_dir, strerror(-ret));
 		return 1;

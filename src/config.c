@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sample_event.h"
+#include "trustfile.h"
 #include "unwind.h"
 
 /* Longest line in bytes, without the newline. */
@@ -55,12 +56,14 @@ struct config_line {
 	bool quoted;
 };
 
-/* Writes the prefix for w and the message into w->err; returns ret so
- * callers can `return config__fail(...)`. */
-static int __attribute__((format(printf, 3, 4)))
-config__fail(const struct config_where *w, int ret, const char *fmt, ...)
+/* Writes the prefix for w, the value when there is one, and the message
+ * into w->err; returns ret so callers can `return config__fail(...)`. A
+ * value read from a file is never shown: the file may not be what its
+ * name says (root may be pointed at one it can read and others cannot),
+ * so the message gives PATH:LINE and what was expected instead. */
+static int config__vfail(const struct config_where *w, int ret,
+			 const char *value, const char *fmt, va_list ap)
 {
-	va_list ap;
 	size_t n;
 	int len = 0;
 
@@ -77,11 +80,40 @@ config__fail(const struct config_where *w, int ret, const char *fmt, ...)
 			       w->path ? "%s: " : "--%s: ", w->key);
 		n += len > 0 ? (size_t)len : 0;
 	}
-	if (n < w->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(w->err + n, w->errlen - n, fmt, ap);
-		va_end(ap);
+	if (value && n < w->errlen) {
+		len = w->path ? snprintf(w->err + n, w->errlen - n, "the value ") :
+				snprintf(w->err + n, w->errlen - n, "\"%s\" ",
+					 value);
+		n += len > 0 ? (size_t)len : 0;
 	}
+	if (n < w->errlen)
+		vsnprintf(w->err + n, w->errlen - n, fmt, ap);
+	return ret;
+}
+
+static int __attribute__((format(printf, 3, 4)))
+config__fail(const struct config_where *w, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ret = config__vfail(w, ret, NULL, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* -EINVAL for value v of w->key: '"v" ' then the message for a flag,
+ * 'the value ' then the message for a file line. */
+static int __attribute__((format(printf, 3, 4)))
+config__bad_value(const struct config_where *w, const char *v,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = config__vfail(w, -EINVAL, v, fmt, ap);
+	va_end(ap);
 	return ret;
 }
 
@@ -206,8 +238,8 @@ static int config__set_output_dir(struct agent_config *c, const char *v,
 				  const struct config_where *w)
 {
 	if (v[0] != '/')
-		return config__fail(w, -EINVAL,
-				    "\"%s\" is not an absolute path", v);
+		return config__bad_value(w, v,
+				    "is not an absolute path");
 	return config__replace(&c->output_dir, v, w);
 }
 
@@ -217,11 +249,10 @@ static int config__set_window(struct agent_config *c, const char *v,
 	uint64_t s;
 
 	if (!config__parse_duration(v, &s))
-		return config__fail(w, -EINVAL,
-				    "\"%s\" is not a duration (use e.g. 60, 90s, 5m, 1h)",
-				    v);
+		return config__bad_value(w, v,
+				    "is not a duration (use e.g. 60, 90s, 5m, 1h)");
 	if (s < 1 || s > CONFIG_WINDOW_MAX)
-		return config__fail(w, -EINVAL, "\"%s\" must be 1s to 1d", v);
+		return config__bad_value(w, v, "must be 1s to 1d");
 	c->window_s = s;
 	return 0;
 }
@@ -232,10 +263,9 @@ static int config__set_freq(struct agent_config *c, const char *v,
 	uint64_t n;
 
 	if (!config__parse_uint(v, &n))
-		return config__fail(w, -EINVAL, "\"%s\" is not a whole number",
-				    v);
+		return config__bad_value(w, v, "is not a whole number");
 	if (n < 1 || n > CONFIG_FREQ_MAX)
-		return config__fail(w, -EINVAL, "\"%s\" must be 1 to %d", v,
+		return config__bad_value(w, v, "must be 1 to %d",
 				    CONFIG_FREQ_MAX);
 	c->freq = n;
 	return 0;
@@ -271,15 +301,13 @@ static int config__set_push_url(struct agent_config *c, const char *v,
 	else if (!strncasecmp(v, "https://", 8))
 		scheme = 8;
 	else
-		return config__fail(w, -EINVAL,
-				    "\"%s\" must start with http:// or https://",
-				    v);
+		return config__bad_value(w, v,
+				    "must start with http:// or https://");
 	if (v[scheme] == '\0' || v[scheme] == '/')
-		return config__fail(w, -EINVAL, "\"%s\" has no host", v);
+		return config__bad_value(w, v, "has no host");
 	if (!config__url_chars_ok(v))
-		return config__fail(w, -EINVAL,
-				    "\"%s\" contains spaces or control characters",
-				    v);
+		return config__bad_value(w, v,
+				    "contains spaces or control characters");
 	return config__replace(&c->push_url, v, w);
 }
 
@@ -289,8 +317,8 @@ static int config__set_push_auth_file(struct agent_config *c, const char *v,
 	if (config__is_clear(v))
 		return config__replace(&c->push_auth_file, NULL, w);
 	if (v[0] != '/')
-		return config__fail(w, -EINVAL,
-				    "\"%s\" is not an absolute path", v);
+		return config__bad_value(w, v,
+				    "is not an absolute path");
 	return config__replace(&c->push_auth_file, v, w);
 }
 
@@ -298,9 +326,8 @@ static int config__set_retain_files(struct agent_config *c, const char *v,
 				    const struct config_where *w)
 {
 	if (!config__parse_uint(v, &c->retain_files))
-		return config__fail(w, -EINVAL,
-				    "\"%s\" is not a whole number (0 = no limit)",
-				    v);
+		return config__bad_value(w, v,
+				    "is not a whole number (0 = no limit)");
 	return 0;
 }
 
@@ -308,9 +335,8 @@ static int config__set_retain_bytes(struct agent_config *c, const char *v,
 				    const struct config_where *w)
 {
 	if (!config__parse_size(v, &c->retain_bytes))
-		return config__fail(w, -EINVAL,
-				    "\"%s\" is not a size (use e.g. 512M, 2G; 0 = no limit)",
-				    v);
+		return config__bad_value(w, v,
+				    "is not a size (use e.g. 512M, 2G; 0 = no limit)");
 	return 0;
 }
 
@@ -320,12 +346,11 @@ static int config__set_max_memory(struct agent_config *c, const char *v,
 	uint64_t n;
 
 	if (!config__parse_size(v, &n))
-		return config__fail(w, -EINVAL,
-				    "\"%s\" is not a size (use e.g. 64M, 1G)",
-				    v);
+		return config__bad_value(w, v,
+				    "is not a size (use e.g. 64M, 1G)");
 	if (n < CONFIG_MEMORY_MIN)
-		return config__fail(w, -EINVAL,
-				    "\"%s\" is below the minimum of 1M", v);
+		return config__bad_value(w, v,
+				    "is below the minimum of 1M");
 	c->max_memory = n;
 	return 0;
 }
@@ -340,8 +365,8 @@ static int config__set_verbose(struct agent_config *c, const char *v,
 	else if (!strcasecmp(v, "false"))
 		n = 0;
 	else if (!config__parse_uint(v, &n) || n > CONFIG_VERBOSE_MAX)
-		return config__fail(w, -EINVAL,
-				    "\"%s\" must be 0 to 3, true or false", v);
+		return config__bad_value(w, v,
+				    "must be 0 to 3, true or false");
 	c->verbose = (int)n;
 	return 0;
 }
@@ -352,8 +377,8 @@ static int config__set_unwind(struct agent_config *c, const char *v,
 	int mode = unwind__parse_mode(v);
 
 	if (mode < 0)
-		return config__fail(w, -EINVAL,
-				    "\"%s\" must be fp, dwarf or auto", v);
+		return config__bad_value(w, v,
+				    "must be fp, dwarf or auto");
 	c->unwind = mode;
 	return 0;
 }
@@ -366,9 +391,8 @@ static int config__set_stack_bytes(struct agent_config *c, const char *v,
 	uint64_t n;
 
 	if (!config__parse_size(v, &n) || n == 0)
-		return config__fail(w, -EINVAL,
-				    "\"%s\" is not a positive size (use e.g. 8192, 16K)",
-				    v);
+		return config__bad_value(w, v,
+				    "is not a positive size (use e.g. 8192, 16K)");
 	c->stack_bytes = unwind__stack_bytes(n);
 	return 0;
 }
@@ -401,10 +425,14 @@ static const struct config_key *config__find_key(const char *name)
 	return NULL;
 }
 
+#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes)"
+
+/* The key is shown for a flag only, as values are (see config__vfail). */
 static int config__unknown_key(const struct config_where *w, const char *key)
 {
-	return config__fail(w, -EINVAL,
-			    "unknown key \"%s\" (known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes)",
+	if (w->path)
+		return config__fail(w, -EINVAL, "unknown key " CONFIG_KNOWN_KEYS);
+	return config__fail(w, -EINVAL, "unknown key \"%s\" " CONFIG_KNOWN_KEYS,
 			    key);
 }
 
@@ -512,47 +540,21 @@ int config__set(struct agent_config *c, const char *key, const char *value,
 /* --- the file --- */
 
 /* Opens path for reading after the checks that matter for a file root
- * trusts. O_NONBLOCK keeps a FIFO from hanging the open; it does nothing
- * to the regular files that get past the checks. */
+ * trusts (see trustfile__open): no other user's symlink or file. */
 static int config__open(const char *path, FILE **fp,
 			const struct config_where *w)
 {
+	char why[160];
 	struct stat st;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = trustfile__open(path, &st, why, sizeof(why));
 	if (fd < 0)
-		return config__fail(w, -errno, "%s", strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		ret = config__fail(w, -errno, "%s", strerror(errno));
-		goto cleanup;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		ret = config__fail(w, -EISDIR, "is a directory");
-		goto cleanup;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = config__fail(w, -EINVAL, "is not a regular file");
-		goto cleanup;
-	}
-	/* The agent runs privileged: only root or its own user may steer it. */
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		ret = config__fail(w, -EPERM,
-				   "is owned by uid %u, not by root or this user",
-				   (unsigned)st.st_uid);
-		goto cleanup;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		ret = config__fail(w, -EPERM, "is writable by group or others");
-		goto cleanup;
-	}
+		return config__fail(w, fd, "%s", why);
 	*fp = fdopen(fd, "r");
-	if (!*fp) {
-		ret = config__fail(w, -errno, "%s", strerror(errno));
-		goto cleanup;
-	}
-	return 0;
-cleanup:
+	if (*fp)
+		return 0;
+	ret = config__fail(w, -errno, "%s", strerror(errno));
 	close(fd);
 	return ret;
 }
@@ -608,8 +610,7 @@ static int config__split_value(char *s, struct config_line *l,
 		s = config__skip_space(end + 1);
 		if (*s != '\0' && *s != '#')
 			return config__fail(w, -EINVAL,
-					    "unexpected \"%s\" after the closing '\"'",
-					    s);
+					    "unexpected text after the closing '\"'");
 		return 0;
 	}
 	l->value = s;
@@ -643,8 +644,7 @@ static int config__split(char *s, struct config_line *l,
 	if (*s != '=') {
 		*key_end = '\0';
 		return config__fail(w, -EINVAL,
-				    "missing '=' after \"%s\" (use key = value)",
-				    l->key);
+				    "missing '=' after the key (use key = value)");
 	}
 	*key_end = '\0';	/* after the test: it may be the '=' */
 	ret = config__split_value(config__skip_space(s + 1), l, w);

@@ -21,6 +21,7 @@
 #include "dynlib.h"
 #include "errbuf.h"
 #include "push.h"
+#include "trustfile.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -350,35 +351,26 @@ static char *build_url(const struct pusher *p, const char *name,
 
 /* ---- the auth file ---- */
 
-/* Reads at most PUSH_AUTH_MAX bytes from a regular file that group and
- * other cannot write and other cannot read. Group read is allowed so that
- * a secret can be shared with a service group (0640); symlinks are
- * followed (Kubernetes mounts secrets through them) and the checks apply
- * to the file actually opened (fstat, no race with a rename). */
+/* Reads at most PUSH_AUTH_MAX bytes from a regular file that root or we
+ * own, that group and other cannot write and other cannot read. Group
+ * read is allowed so that a secret can be shared with a service group
+ * (0640). One symlink owned by root or us is followed (Kubernetes mounts
+ * secrets through one); another user's is refused without opening its
+ * target (see trustfile__open). */
 static char *read_auth_file(const char *path, char *err, size_t errlen)
 {
+	char why[160];
 	struct stat st;
 	char *buf = NULL;
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = trustfile__open(path, &st, why, sizeof(why));
 	if (fd < 0) {
-		errbuf__set(err, errlen, "push auth file %s: %s", path,
-			strerror(errno));
+		errbuf__set(err, errlen, "push auth file %s: %s", path, why);
 		return NULL;
 	}
-	if (fstat(fd, &st)) {
-		errbuf__set(err, errlen, "push auth file %s: %s", path,
-			strerror(errno));
-	} else if (!S_ISREG(st.st_mode)) {
-		errbuf__set(err, errlen,
-			    "push auth file %s: not a regular file", path);
-	} else if (st.st_mode & 022) {
-		errbuf__set(err, errlen,
-			"push auth file %s: writable by group or other (mode %04o); chmod 600 it",
-			path, (unsigned)(st.st_mode & 07777));
-	} else if (st.st_mode & 004) {
+	if (st.st_mode & 004) {
 		errbuf__set(err, errlen,
 			"push auth file %s: readable by other (mode %04o); chmod 600 it",
 			path, (unsigned)(st.st_mode & 07777));

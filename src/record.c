@@ -24,6 +24,7 @@
 #include "pprof.h"
 #include "record.h"
 #include "sample_event.h"
+#include "signals.h"
 #include "sink.h"
 #include "unwind.h"
 #include "symbolize.h"
@@ -117,16 +118,23 @@ static void on_sigchld(int sig)
 	child_changed = 1;
 }
 
+/* SIGINT, SIGTERM, SIGHUP (the terminal is gone) and SIGXCPU (the hard
+ * RLIMIT_CPU's SIGKILL comes next) stop the capture and write the file;
+ * every other signal that would end it is ignored. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGXCPU };
+
 static void install_signals(void)
 {
 	struct sigaction sa = { 0 };
+	size_t i;
 
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: poll must wake */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	for (i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaction(stop_signals[i], &sa, NULL);
 	sa.sa_handler = on_sigchld;
 	sigaction(SIGCHLD, &sa, NULL);
+	signals__ignore_unused();
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -410,7 +418,9 @@ static int choose_event(const struct record_opts *o, struct tp_event *ev)
 }
 
 /* Forks COMMAND stopped before exec; it runs once released. A CLOEXEC
- * pipe reports a failed exec back to us. */
+ * pipe reports a failed exec back to us. run() forks before
+ * install_signals, so COMMAND keeps the dispositions tagprof was started
+ * with (a nohup's ignored SIGHUP included), never our ignored ones. */
 struct child {
 	pid_t pid;
 	int go_fd;	/* write a byte: exec */

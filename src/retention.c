@@ -4,9 +4,12 @@
  * deleted beyond the retention limits.
  *
  * Everything here works relative to an O_NOFOLLOW directory fd with the
- * *at calls and AT_SYMLINK_NOFOLLOW, and touches only regular files whose
- * names match the exact patterns below: a symlink or a stray file put in
- * the directory is never followed and never deleted.
+ * *at calls and AT_SYMLINK_NOFOLLOW, and touches only regular files owned
+ * by our effective uid whose names match the exact patterns below: a
+ * symlink, a stray file, or another user's file with a profile's name (say
+ * one dated in the future, which would sort last and make retention delete
+ * our newest profiles) is never followed, counted or deleted. The
+ * directory itself must be ours (or root's) and writable by nobody else.
  */
 #include "retention.h"
 
@@ -207,12 +210,14 @@ static int retention__opendir(const char *dir, DIR **d)
 	return 0;
 }
 
-/* A regular file, not followed; 1 yes, 0 no or gone, -errno otherwise. */
-static int retention__regular(int dfd, const char *name, struct stat *st)
+/* A regular file we wrote: not followed, owned by our effective uid (the
+ * owner of every file sink__write_atomic creates). 1 yes, 0 no or gone,
+ * -errno otherwise. */
+static int retention__ours(int dfd, const char *name, struct stat *st)
 {
 	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	return S_ISREG(st->st_mode) ? 1 : 0;
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() ? 1 : 0;
 }
 
 int retention__clean_temp(const char *dir)
@@ -235,7 +240,7 @@ int retention__clean_temp(const char *dir)
 		}
 		if (!retention__is_temp_name(de->d_name))
 			continue;
-		err = retention__regular(dfd, de->d_name, &st);
+		err = retention__ours(dfd, de->d_name, &st);
 		if (err < 0)
 			break;
 		if (!err)
@@ -292,7 +297,7 @@ static int retention__cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Lists the profiles in d: matching names, regular files only. */
+/* Lists the profiles in d: matching names, our regular files only. */
 static int retention__scan(DIR *d, struct retention__list *l)
 {
 	struct dirent *de;
@@ -306,7 +311,7 @@ static int retention__scan(DIR *d, struct retention__list *l)
 			return errno ? -errno : 0;
 		if (!retention__is_profile_name(de->d_name))
 			continue;
-		err = retention__regular(dirfd(d), de->d_name, &st);
+		err = retention__ours(dirfd(d), de->d_name, &st);
 		if (err < 0)
 			return err;
 		if (!err)
@@ -381,13 +386,24 @@ static int retention__mkdir(const char *path)
 	return err ? err : 1;
 }
 
+/* Others must not add, rename or delete files in the directory: with
+ * write access they could remove our profiles or take the names of the
+ * next windows, the sticky bit notwithstanding (it stops deletion, not
+ * new names). So: owned by root or us, writable by neither group nor
+ * others. */
+static bool retention__safe_dir(const struct stat *st)
+{
+	return (st->st_uid == 0 || st->st_uid == geteuid()) &&
+	       !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
 int retention__ensure_dir(const char *dir)
 {
 	char path[PATH_MAX];
 	struct stat st;
 	size_t len;
 	char *p;
-	int err;
+	int err, fd;
 
 	if (!dir || !*dir)
 		return -ENOENT;
@@ -409,14 +425,17 @@ int retention__ensure_dir(const char *dir)
 			return err;
 	}
 	err = retention__mkdir(path);
-	if (err)
-		return err < 0 ? err : 0;
-	/* There already: a real directory, not a symlink to one. */
-	if (lstat(path, &st) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode))
-		return -ELOOP;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	return 0;
+	if (err < 0)
+		return err;
+	/* A real directory, not a symlink to one, that nobody else can
+	 * write: fstat of an O_NOFOLLOW fd checks the one we will use. */
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOTDIR && lstat(path, &st) == 0 &&
+		       S_ISLNK(st.st_mode) ? -ELOOP : -errno;
+	err = fstat(fd, &st) < 0 ? -errno : 0;
+	close(fd);
+	if (!err && !retention__safe_dir(&st))
+		err = -EPERM;
+	return err;
 }

@@ -8,7 +8,9 @@
 #include <time.h>
 
 /* Creates dir (and parents) with mode 0750 when missing; refuses a dir
- * that is a symlink or not a directory. 0 or -errno. */
+ * that is a symlink (-ELOOP) or not a directory (-ENOTDIR), and one owned
+ * by another user than root and our effective uid or writable by group or
+ * others (-EPERM). 0 or -errno. */
 int retention__ensure_dir(const char *dir);
 
 /* The file name for a window: "<start, UTC, %Y%m%dT%H%M%SZ>_<service>.pb.gz"
@@ -18,13 +20,14 @@ int retention__ensure_dir(const char *dir);
 int retention__file_name(const char *dir, time_t start, const char *service,
 			 char *path, size_t len);
 
-/* Removes temporary files a crash left behind (names sink__write_atomic
- * uses: ".*.pb.gz.XXXXXX" style — match what src/sink.c creates). Returns
- * how many were removed, or -errno. */
+/* Removes temporary files a crash left behind: regular files owned by our
+ * effective uid named as sink__write_atomic names them for a profile
+ * (".<name>.pb.gz.XXXXXX"). Returns how many were removed, or -errno. */
 int retention__clean_temp(const char *dir);
 
-/* Deletes the oldest profiles (*.pb.gz regular files whose names parse as
- * retention__file_name made them, oldest name first) until at most
+/* Deletes the oldest profiles (*.pb.gz regular files owned by our
+ * effective uid whose names parse as retention__file_name made them,
+ * oldest name first; other files neither count nor go) until at most
  * max_files remain and they total at most max_bytes (0 = no limit for that
  * one). Never follows symlinks, never touches other files. Returns the
  * number deleted, or -errno. */

@@ -165,9 +165,9 @@ struct bad_case {
  * file was applied all or nothing. */
 static const struct bad_case bad_cases[] = {
 	{ "output-dir = /changed\nbogus = 1\n", 0, 2,
-	  "unknown key \"bogus\"" },
+	  "unknown key (known: output-dir," },
 	{ "output-dir = /changed\n\n# c\nwindow 60\n", 0, 4,
-	  "missing '=' after \"window\"" },
+	  "missing '=' after the key (use key = value)" },
 	{ "output-dir = /changed\n= 5\n", 0, 2, "missing key before '='" },
 	{ "output-dir = /changed\nfreq =\n", 0, 2, "freq: empty value" },
 	{ "output-dir = /changed\nfreq =   # none\n", 0, 2,
@@ -177,58 +177,58 @@ static const struct bad_case bad_cases[] = {
 	{ "output-dir = /changed\npush-url =\n", 0, 2,
 	  "push-url: empty value (write \"\" or none to unset)" },
 	{ "output-dir = /changed\nwindow = 5x\n", 0, 2,
-	  "window: \"5x\" is not a duration (use e.g. 60, 90s, 5m, 1h)" },
+	  "window: the value is not a duration (use e.g. 60, 90s, 5m, 1h)" },
 	{ "output-dir = /changed\nwindow = 0\n", 0, 2,
-	  "window: \"0\" must be 1s to 1d" },
+	  "window: the value must be 1s to 1d" },
 	{ "output-dir = /changed\nwindow = 25h\n", 0, 2,
-	  "window: \"25h\" must be 1s to 1d" },
+	  "window: the value must be 1s to 1d" },
 	{ "output-dir = /changed\nfreq = 12a\n", 0, 2,
-	  "freq: \"12a\" is not a whole number" },
+	  "freq: the value is not a whole number" },
 	{ "output-dir = /changed\nfreq = 0\n", 0, 2,
-	  "freq: \"0\" must be 1 to 100000" },
+	  "freq: the value must be 1 to 100000" },
 	{ "output-dir = /changed\nfreq = 100001\n", 0, 2,
-	  "freq: \"100001\" must be 1 to 100000" },
+	  "freq: the value must be 1 to 100000" },
 	{ "output-dir = /changed\nretain-files = -1\n", 0, 2,
-	  "retain-files: \"-1\" is not a whole number" },
+	  "retain-files: the value is not a whole number" },
 	{ "output-dir = /changed\nretain-bytes = 1.5G\n", 0, 2,
-	  "retain-bytes: \"1.5G\" is not a size" },
+	  "retain-bytes: the value is not a size" },
 	{ "output-dir = /changed\nmax-memory = 512K\n", 0, 2,
-	  "max-memory: \"512K\" is below the minimum of 1M" },
+	  "max-memory: the value is below the minimum of 1M" },
 	{ "output-dir = /changed\nverbose = 4\n", 0, 2,
-	  "verbose: \"4\" must be 0 to 3, true or false" },
+	  "verbose: the value must be 0 to 3, true or false" },
 	{ "output-dir = /changed\noutput-dir = /again\n", 0, 2,
 	  "output-dir: set twice (first on line 1)" },
 	{ "output-dir = /changed\nwindow = 60\n\nwindow = 90\n", 0, 4,
 	  "window: set twice (first on line 2)" },
 	{ "output-dir = relative/dir\n", 0, 1,
-	  "output-dir: \"relative/dir\" is not an absolute path" },
+	  "output-dir: the value is not an absolute path" },
 	{ "output-dir = /changed\npush-url = ftp://host/\n", 0, 2,
-	  "push-url: \"ftp://host/\" must start with http:// or https://" },
+	  "push-url: the value must start with http:// or https://" },
 	{ "output-dir = /changed\npush-url = http://\n", 0, 2,
-	  "push-url: \"http://\" has no host" },
+	  "push-url: the value has no host" },
 	{ "output-dir = /changed\npush-url = \"http://a b\"\n", 0, 2,
 	  "contains spaces or control characters" },
 	{ "output-dir = /changed\npush-auth-file = token\n", 0, 2,
-	  "push-auth-file: \"token\" is not an absolute path" },
+	  "push-auth-file: the value is not an absolute path" },
 	{ "output-dir = /changed\nevent = \"cycles\n", 0, 2,
 	  "missing closing '\"'" },
 	{ "output-dir = /changed\nevent = \"cycles\" x\n", 0, 2,
-	  "unexpected \"x\" after the closing '\"'" },
+	  "unexpected text after the closing '\"'" },
 	{ "output-dir = /changed\nevent = a\0b\n", 34, 2,
 	  "line contains a NUL byte" },
 	{ "output-dir = /changed\nfreq = 10\nverbose = 9", 0, 3,
-	  "verbose: \"9\" must be" },
+	  "verbose: the value must be" },
 	{ "output-dir = /changed\nunwind = lbr\n", 0, 2,
-	  "unwind: \"lbr\" must be fp, dwarf or auto" },
+	  "unwind: the value must be fp, dwarf or auto" },
 	{ "output-dir = /changed\nunwind = DWARF\n", 0, 2,
-	  "unwind: \"DWARF\" must be fp, dwarf or auto" },
+	  "unwind: the value must be fp, dwarf or auto" },
 	{ "output-dir = /changed\nunwind =\n", 0, 2, "unwind: empty value" },
 	{ "output-dir = /changed\nstack-bytes = 0\n", 0, 2,
-	  "stack-bytes: \"0\" is not a positive size" },
+	  "stack-bytes: the value is not a positive size" },
 	{ "output-dir = /changed\nstack-bytes = -8\n", 0, 2,
-	  "stack-bytes: \"-8\" is not a positive size" },
+	  "stack-bytes: the value is not a positive size" },
 	{ "output-dir = /changed\nstack-bytes = 8 K\n", 0, 2,
-	  "stack-bytes: \"8 K\" is not a positive size" },
+	  "stack-bytes: the value is not a positive size" },
 	{ "output-dir = /changed\nunwind = fp\nunwind = dwarf\n", 0, 3,
 	  "unwind: set twice (first on line 2)" },
 };
@@ -271,7 +271,7 @@ static void test_message_format(void)
 	CHECK(load_text(&c, text, strlen(text), path, err, sizeof(err)) ==
 	      -EINVAL);
 	snprintf(want, sizeof(want),
-		 "%s:3: window: \"5x\" is not a duration (use e.g. 60, 90s, 5m, 1h)",
+		 "%s:3: window: the value is not a duration (use e.g. 60, 90s, 5m, 1h)",
 		 path);
 	CHECK(!strcmp(err, want));
 	/* a small buffer is truncated, still terminated */
@@ -357,6 +357,90 @@ static void test_file_checks(void)
 	CHECK(!strcmp(err, "/dev/null: is not a regular file"));
 	CHECK(!strcmp(c.output_dir, "/changed"));
 	config__free(&c);
+}
+
+/* Nothing read from the file shows in a message: the file may not be the
+ * one its name says (root pointed at /etc/shadow, which root can read and
+ * the user cannot), so no key, value or stray text of a bad line. */
+static void test_no_echo(void)
+{
+	static const char *const lines[] = {
+		"root:hunter2:19000:0:99999:7:::\n",	/* no '=' */
+		"hunter2 = 1\n",			/* unknown key */
+		"window = hunter2\n",			/* bad value */
+		"push-url = hunter2\n",
+		"push-auth-file = hunter2\n",
+		"event = \"x\" hunter2\n",		/* after the quote */
+		"event = \"hunter2\n",			/* no closing quote */
+	};
+	struct agent_config c;
+	char path[64], err[512];
+	size_t i;
+
+	config__defaults(&c);
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		int ret = load_text(&c, lines[i], strlen(lines[i]), path, err,
+				    sizeof(err));
+
+		if (ret != -EINVAL || !has_prefix(err, path, 1) ||
+		    strstr(err, "hunter2"))
+			fprintf(stderr, "  line %zu: %d \"%s\"\n", i, ret, err);
+		CHECK(ret == -EINVAL);
+		CHECK(has_prefix(err, path, 1));
+		CHECK(!strstr(err, "hunter2"));
+	}
+	config__free(&c);
+}
+
+/* The config file may be a symlink that root or we made (a Kubernetes
+ * ConfigMap: agent.conf -> ..data/agent.conf, ..data -> a directory), and
+ * only one: another user's symlink is refused without opening its target,
+ * and so is a chain. */
+static void test_symlinks(void)
+{
+	static const char text[] = "output-dir = /linked\n";
+	char dir[64], p[4][128], err[512];
+	struct agent_config c;
+	int r[4];
+
+	strcpy(dir, TMP_TEMPLATE);
+	CHECK(mkdtemp(dir));
+	snprintf(p[0], sizeof(p[0]), "%s/..2026", dir);
+	snprintf(p[1], sizeof(p[1]), "%s/..data", dir);
+	snprintf(p[2], sizeof(p[2]), "%s/agent.conf", dir);
+	snprintf(p[3], sizeof(p[3]), "%s/chain.conf", dir);
+	CHECK(mkdir(p[0], 0755) == 0);
+	CHECK(symlink("..2026", p[1]) == 0);
+	CHECK(symlink("..data/agent.conf", p[2]) == 0);
+	CHECK(symlink("agent.conf", p[3]) == 0);
+	snprintf(err, sizeof(err), "%s/agent.conf", p[0]);
+	{
+		FILE *f = fopen(err, "w");
+
+		CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0);
+	}
+	config__defaults(&c);
+	r[0] = config__load(&c, p[2], err, sizeof(err));
+	r[1] = config__load(&c, p[3], err, sizeof(err));
+	CHECK(strstr(err, "is a symlink to a symlink"));
+	r[2] = r[3] = -EPERM;
+	if (geteuid() == 0) {
+		CHECK(lchown(p[2], 65534, 65534) == 0);
+		r[2] = config__load(&c, p[2], err, sizeof(err));
+		CHECK(strstr(err, "is a symlink owned by uid 65534"));
+	}
+	CHECK(!strcmp(c.output_dir, "/linked"));
+	config__free(&c);
+	unlink(p[3]);
+	unlink(p[2]);
+	unlink(p[1]);
+	snprintf(err, sizeof(err), "%s/agent.conf", p[0]);
+	unlink(err);
+	rmdir(p[0]);
+	rmdir(dir);
+	CHECK(r[0] == 0);
+	CHECK(r[1] == -ELOOP);
+	CHECK(r[2] == -EPERM);
 }
 
 static void test_set(void)
@@ -570,6 +654,8 @@ int main(void)
 	RUN(test_message_format);
 	RUN(test_long_lines);
 	RUN(test_file_checks);
+	RUN(test_no_echo);
+	RUN(test_symlinks);
 	RUN(test_set);
 	RUN(test_copy);
 	RUN(test_parse_size);

@@ -466,7 +466,22 @@ static void test_auth_file_refused(void)
 	ok &= refused(path, "larger than");
 	unlink(path);
 	ok &= refused(path, strerror(ENOENT));
-	ok &= refused(dir, "not a regular file");
+	ok &= refused(dir, "is a directory");
+	/* Another user's symlink, even to a good file, and another user's
+	 * file: the agent may be pointed at neither. */
+	if (geteuid() == 0) {
+		char link[80];
+
+		snprintf(link, sizeof(link), "%s/link", dir);
+		write_file(path, "Bearer hunter2\n", 0600);
+		ok &= symlink(path, link) == 0 &&
+		      lchown(link, 65534, 65534) == 0;
+		ok &= refused(link, "is a symlink owned by uid 65534");
+		unlink(link);
+		ok &= chown(path, 65534, 65534) == 0;
+		ok &= refused(path, "is owned by uid 65534");
+		unlink(path);
+	}
 
 	/* Group read is allowed: a secret shared with a service group. */
 	write_file(path, "Bearer hunter2\n", 0640);

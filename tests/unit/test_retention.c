@@ -350,6 +350,70 @@ static void test_enforce_refuses_bad_dir(void)
 	CHECK(d == -ELOOP || d == -ENOTDIR);
 }
 
+/* Another user's files in the directory (planted while it was writable,
+ * or by a user who shares the agent's group): future-dated names sort
+ * last, so counting them would make retention delete our newest profiles
+ * instead. They neither count nor go, and neither does a symlink. */
+#define OTHER_UID 65534
+static const char *const planted[] = {
+	"99991231T235959Z_evil.pb.gz",
+	"99991231T235958Z_evil.pb.gz",
+	"20991231T000000Z_web.pb.gz",
+	".99991231T235959Z_evil.pb.gz.AbC123",	/* a temporary name */
+};
+#define NPLANTED (int)(sizeof(planted) / sizeof(planted[0]))
+#define PLANTED_LINK "99991231T235957Z_link.pb.gz"
+
+static bool plant_others(const char *outside)
+{
+	for (int i = 0; i < NPLANTED; i++)
+		if (!make_file(planted[i], 1000) ||
+		    chown(tmp_path(planted[i]), OTHER_UID, OTHER_UID) != 0)
+			return false;
+	return symlink(outside, tmp_path(PLANTED_LINK)) == 0 &&
+	       lchown(tmp_path(PLANTED_LINK), OTHER_UID, OTHER_UID) == 0;
+}
+
+static bool planted_intact(void)
+{
+	for (int i = 0; i < NPLANTED; i++)
+		if (!exists(planted[i]))
+			return false;
+	return exists(PLANTED_LINK);
+}
+
+static void test_enforce_only_ours(void)
+{
+	static const size_t sizes[5] = { 10, 10, 10, 10, 10 };
+	char names[5][128], outside[PATH_MAX];
+	int i, r = -1, bytes = -1, temp = -1;
+
+	CHECK(make_tmpdir());
+	snprintf(outside, sizeof(outside), "%s.outside", tmpdir);
+	if (touch(outside) && make_profiles(1709211909, sizes, 5, names) &&
+	    plant_others(outside)) {
+		/* 5 of ours over a limit of 3: our 2 oldest go, no more. */
+		r = retention__enforce(tmpdir, 3, 0);
+		for (i = 0; i < 5; i++)
+			if (exists(names[i]) != (i >= 2))
+				r = -1000 - i;
+		if (!planted_intact())
+			r = -2000;
+		/* 30 bytes of ours under 35: the 4000 planted do not count. */
+		bytes = retention__enforce(tmpdir, 0, 35);
+		temp = retention__clean_temp(tmpdir);
+		if (!planted_intact() || !exists(names[4]))
+			bytes = -2000;
+	}
+	unlink(outside);
+	rm_tmpdir();
+	if (r != 2 || bytes || temp)
+		fprintf(stderr, "  r=%d bytes=%d temp=%d\n", r, bytes, temp);
+	CHECK(r == 2);
+	CHECK(bytes == 0);
+	CHECK(temp == 0);
+}
+
 /* ---- retention__clean_temp ---- */
 
 static void test_clean_temp(void)
@@ -459,6 +523,39 @@ static void test_ensure_dir(void)
 	CHECK(r[7] == -ENOENT);
 }
 
+/* A directory others may write is refused, sticky or not, and so is one
+ * another user owns: they could delete our profiles or take the names of
+ * the next windows. */
+static void test_ensure_dir_refuses_shared(void)
+{
+	static const mode_t modes[] = { 0777, 01777, 0770, 0730, 0702 };
+	int r[6], i, bad = 0;
+
+	CHECK(make_tmpdir());
+	for (i = 0; i < 5; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "m%o", (unsigned)modes[i]);
+		if (mkdir(tmp_path(name), 0700) || chmod(tmp_path(name), modes[i]))
+			bad |= 1 << i;
+		r[i] = retention__ensure_dir(tmp_path(name));
+	}
+	r[5] = -EPERM;
+	if (geteuid() == 0 && !bad) {
+		mkdir(tmp_path("theirs"), 0700);
+		if (chown(tmp_path("theirs"), OTHER_UID, OTHER_UID))
+			bad |= 1 << 6;
+		r[5] = retention__ensure_dir(tmp_path("theirs"));
+	}
+	rm_tmpdir();
+	for (i = 0; i < 6; i++)
+		if (r[i] != -EPERM)
+			fprintf(stderr, "  r[%d]=%d\n", i, r[i]);
+	CHECK(!bad);
+	for (i = 0; i < 6; i++)
+		CHECK(r[i] == -EPERM);
+}
+
 /* The pieces together, as the agent uses them: a directory made, a
  * window's file named into it, old windows pruned. */
 static void test_agent_flow(void)
@@ -496,8 +593,13 @@ int main(void)
 	RUN(test_enforce_by_count);
 	RUN(test_enforce_by_bytes);
 	RUN(test_enforce_refuses_bad_dir);
+	if (geteuid() == 0)
+		RUN(test_enforce_only_ours);
+	else
+		SKIP(test_enforce_only_ours, "needs root to chown files");
 	RUN(test_clean_temp);
 	RUN(test_ensure_dir);
+	RUN(test_ensure_dir_refuses_shared);
 	RUN(test_agent_flow);
 	CHECK_EXIT();
 }
