@@ -77,7 +77,7 @@ why_touched() {
 # 1. record -a as root, while the attacks run (the copy is cut during it).
 start_attacks 30
 t0=$(now)
-timeout $((DUR + 20)) "$TAGPROF" record -a -d $DUR -o "$TMP/root.pb.gz" 2>"$TMP/root.err"
+timeout -k 2 $((DUR + 20)) "$TAGPROF" record -a -d $DUR -o "$TMP/root.pb.gz" 2>"$TMP/root.err"
 rc=$?
 if [ $rc -eq 0 ] && on_time "$t0" $((DUR + 2)) && pprof "$TMP/root.pb.gz" -raw >/dev/null &&
    untouched; then
@@ -104,7 +104,7 @@ fi
 out=$(attacker_dir agentout)
 chown $AGENT_UID "$out"
 t0=$(now)
-timeout $((DUR + 20)) setpriv --reuid=$AGENT_UID --regid=$AGENT_UID --clear-groups \
+timeout -k 2 $((DUR + 20)) setpriv --reuid=$AGENT_UID --regid=$AGENT_UID --clear-groups \
 	--inh-caps=$CAPS --ambient-caps=$CAPS \
 	"$TAGPROF" record -a -d $DUR -o "$out/user.pb.gz" 2>"$TMP/user.err"
 rc=$?
