@@ -7,10 +7,10 @@
 # die of SIGBUS on the cut file: `record -a` ends on time with exit 0 and a
 # readable profile, and `tagprof agent` keeps writing windows and stops on
 # SIGTERM. As root, binaries are read through /proc/PID/map_files (the
-# mapped file itself); as the unprivileged user the systemd unit runs
-# (ambient CAP_BPF, CAP_PERFMON, CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, no
-# CAP_CHECKPOINT_RESTORE) map_files is refused and the paths are tried:
-# there the profile's comments must count each refusal.
+# mapped file itself); as an unprivileged user with the systemd unit's
+# capabilities but CAP_CHECKPOINT_RESTORE (ambient CAP_BPF, CAP_PERFMON,
+# CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH), map_files is refused and the paths
+# are tried: there the profile's comments must count each refusal.
 . "$(dirname "$0")/../lib.sh"
 CHECKS="attack_files_record attack_files_record_named attack_files_unprivileged
 attack_files_refusals_counted attack_files_agent"

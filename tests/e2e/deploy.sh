@@ -13,7 +13,7 @@ CONTAINERFILE=$ROOT/deploy/Containerfile
 
 # The capabilities the agent needs, each justified in tagprof.service and
 # daemonset.yaml: nothing else may be granted.
-CAPS="BPF PERFMON SYS_PTRACE DAC_READ_SEARCH SYSLOG"
+CAPS="BPF PERFMON SYS_PTRACE DAC_READ_SEARCH CHECKPOINT_RESTORE SYSLOG"
 # The keys of `tagprof agent` config files (src/config.h).
 KEYS="output-dir window freq event push-url push-auth-file retain-files retain-bytes max-memory verbose unwind stack-bytes"
 
