@@ -8,7 +8,7 @@
 # readable profile, and `tagprof agent` keeps writing windows and stops on
 # SIGTERM. As root, binaries are read through /proc/PID/map_files (the
 # mapped file itself); as an unprivileged user with the systemd unit's
-# capabilities but CAP_CHECKPOINT_RESTORE (ambient CAP_BPF, CAP_PERFMON,
+# capabilities except CAP_CHECKPOINT_RESTORE (ambient CAP_BPF, CAP_PERFMON,
 # CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH), map_files is refused and the paths
 # are tried: there the profile's comments must count each refusal.
 . "$(dirname "$0")/../lib.sh"
