@@ -22,14 +22,22 @@
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
 #define PERFMAP_RECHECK_NS (1000ull * 1000 * 1000)
-#define PERFMAPS_BUDGET (256ull << 20)	/* all perf maps held, bytes */
+/* A map found changed at every reread is reread ever less often, up to
+ * this: a process rewriting its map all the time costs one read of at
+ * most its budget per interval, not a read per second. */
+#define PERFMAP_RECHECK_MAX_NS (32ull * PERFMAP_RECHECK_NS)
+/* Shares of the memory bound (the agent's --max-memory): all perf maps
+ * held, and one process's. */
+#define PERFMAPS_SHARE		4	/* a quarter */
+#define PERFMAP_PROC_SHARE	16
+/* record has no --max-memory: its budgets are those of this bound. */
+#define RECORD_MEMORY		(512ull << 20)
 #define DELETED_SUFFIX " (deleted)"
 
 struct procs {
 	struct hashmap *by_pid;		/* pid -> struct proc * */
 	struct hashmap *binaries;	/* "dev:ino:path" -> struct binary * */
 	struct symcache *symcache;	/* symbol files by build ID */
-	uint64_t perfmap_bytes;		/* held by all processes' perf maps */
 	uint64_t maps_ver;		/* last proc.maps_ver given out */
 	struct procs_stats stats;
 	long clk_tck;
@@ -53,12 +61,21 @@ struct procs *procs__new(void)
 	t->binaries = hashmap__new(0);
 	t->symcache = symcache__new(&t->stats.sym);
 	t->clk_tck = sysconf(_SC_CLK_TCK);
+	procs__set_memory(t, 0);
 	if (!t->by_pid || !t->binaries || !t->symcache || t->clk_tck <= 0) {
 		procs__free(t);
 		errno = ENOMEM;
 		return NULL;
 	}
 	return t;
+}
+
+void procs__set_memory(struct procs *t, uint64_t max_memory)
+{
+	if (!max_memory)
+		max_memory = RECORD_MEMORY;
+	t->stats.perfmaps_budget = max_memory / PERFMAPS_SHARE;
+	t->stats.perfmap_proc_budget = max_memory / PERFMAP_PROC_SHARE;
 }
 
 static void binary_free(void *ptr)
@@ -81,6 +98,15 @@ static void unref_maps(struct proc_map *maps, size_t n)
 			maps[i].bin->refs--;
 }
 
+/* Frees the process's perf map and takes it off the total. */
+static void perfmap_drop(struct proc *p)
+{
+	if (p->perfmap && p->owner)
+		p->owner->stats.perfmap_bytes -= perfmap__bytes(p->perfmap);
+	perfmap__free(p->perfmap);
+	p->perfmap = NULL;
+}
+
 static void proc_free(void *ptr)
 {
 	struct proc *p = ptr;
@@ -89,9 +115,7 @@ static void proc_free(void *ptr)
 		return;
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
-	if (p->perfmap && p->owner)
-		p->owner->perfmap_bytes -= perfmap__bytes(p->perfmap);
-	perfmap__free(p->perfmap);
+	perfmap_drop(p);
 	free(p);
 }
 
@@ -555,15 +579,27 @@ static bool ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
 	return have_uid && (have_pid || *nspid == pid);
 }
 
+/* Counts a map not read because of the budget, once per version of the
+ * file. */
+static void perfmap_over_budget(struct procs *t, struct proc *p,
+				uint64_t ino, uint64_t size, uint64_t mtime)
+{
+	if (p->perfmap_over && ino == p->perfmap_ino &&
+	    size == p->perfmap_size && mtime == p->perfmap_mtime_ns)
+		return;
+	p->perfmap_over = true;
+	t->stats.perfmap_over_budget++;
+}
+
 static void perfmap_refresh(struct procs *t, struct proc *p)
 {
 	struct perfmap_stats st;
 	struct perfmap *pm;
+	uint64_t mtime, room;
 	char path[128];
 	uint32_t nspid;
 	struct stat sb;
-	uid_t uid;
-	size_t old, now;
+	uid_t uid = (uid_t)-1;
 	int err;
 
 	p->perfmap_tried = true;
@@ -574,12 +610,40 @@ static void perfmap_refresh(struct procs *t, struct proc *p)
 		 nspid);
 	if (lstat(path, &sb))
 		return;
-	if (p->perfmap && (uint64_t)sb.st_ino == p->perfmap_ino &&
+	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
+		sb.st_mtim.tv_nsec;
+	if ((p->perfmap || p->perfmap_over) &&
+	    (uint64_t)sb.st_ino == p->perfmap_ino &&
 	    (uint64_t)sb.st_size == p->perfmap_size &&
-	    (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + sb.st_mtim.tv_nsec ==
-	    p->perfmap_mtime_ns)
+	    mtime == p->perfmap_mtime_ns) {
+		/* Unchanged: back to the usual pace. */
+		p->perfmap_backoff_ns /= 2;
 		return;
-	err = perfmap__read(path, uid, &pm, &st);
+	}
+	/* Changed since the last read: the next one waits longer. */
+	if (p->perfmap_tried_read)
+		p->perfmap_backoff_ns = p->perfmap_backoff_ns ?
+			p->perfmap_backoff_ns * 2 : PERFMAP_RECHECK_NS;
+	if (p->perfmap_backoff_ns > PERFMAP_RECHECK_MAX_NS)
+		p->perfmap_backoff_ns = PERFMAP_RECHECK_MAX_NS;
+	p->perfmap_tried_read = true;
+	/* The old version goes first: it is stale, and the new one gets its
+	 * room within the total. */
+	perfmap_drop(p);
+	room = t->stats.perfmap_bytes < t->stats.perfmaps_budget ?
+	       t->stats.perfmaps_budget - t->stats.perfmap_bytes : 0;
+	if (room > t->stats.perfmap_proc_budget)
+		room = t->stats.perfmap_proc_budget;
+	/* Too big for the room left, by its size: not opened at all. */
+	if ((uint64_t)sb.st_size > room) {
+		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
+		goto remember;
+	}
+	err = perfmap__read(path, uid, room, &pm, &st);
+	if (err == -EFBIG) {	/* grew since the lstat */
+		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
+		goto remember;
+	}
 	if (err) {
 		if ((err == -EPERM || err == -ENOEXEC) && !p->perfmap_refused) {
 			p->perfmap_refused = true;
@@ -587,15 +651,11 @@ static void perfmap_refresh(struct procs *t, struct proc *p)
 		}
 		return;
 	}
-	old = perfmap__bytes(p->perfmap);
-	now = perfmap__bytes(pm);
-	if (t->perfmap_bytes - old + now > PERFMAPS_BUDGET) {
-		perfmap__free(pm);
-		t->stats.perfmap_over_budget++;
-		return;
-	}
-	if (!p->perfmap)
+	p->perfmap_over = false;
+	if (!p->perfmap_read) {
+		p->perfmap_read = true;
 		t->stats.perfmaps_read++;
+	}
 	/* Maps grow by appending: count only lines not counted before. */
 	if (st.bad_lines > p->perfmap_bad)
 		t->stats.perfmap_bad_lines += st.bad_lines - p->perfmap_bad;
@@ -604,13 +664,12 @@ static void perfmap_refresh(struct procs *t, struct proc *p)
 		p->perfmap_truncated = true;
 		t->stats.perfmap_truncated++;
 	}
-	perfmap__free(p->perfmap);
-	t->perfmap_bytes = t->perfmap_bytes - old + now;
+	t->stats.perfmap_bytes += perfmap__bytes(pm);
 	p->perfmap = pm;
+remember:
 	p->perfmap_ino = sb.st_ino;
 	p->perfmap_size = sb.st_size;
-	p->perfmap_mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
-			      sb.st_mtim.tv_nsec;
+	p->perfmap_mtime_ns = mtime;
 }
 
 const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr)
@@ -622,8 +681,8 @@ const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr)
 	name = perfmap__lookup(p->perfmap, addr, NULL);
 	if (name)
 		return name;
-	if (p->perfmap_tried &&
-	    now_ns() - p->perfmap_checked_ns < PERFMAP_RECHECK_NS)
+	if (p->perfmap_tried && now_ns() - p->perfmap_checked_ns <
+	    PERFMAP_RECHECK_NS + p->perfmap_backoff_ns)
 		return NULL;
 	perfmap_refresh(t, p);
 	return perfmap__lookup(p->perfmap, addr, NULL);

@@ -57,7 +57,11 @@ struct proc {
 	/* JIT symbols: /tmp/perf-NSPID.map under the process's root. */
 	struct perfmap *perfmap;
 	bool perfmap_tried, perfmap_refused, perfmap_truncated;
+	bool perfmap_tried_read;	/* a version of the file was seen */
+	bool perfmap_read;		/* ... and one was read */
+	bool perfmap_over;	/* the version seen is over the budget */
 	uint64_t perfmap_checked_ns;
+	uint64_t perfmap_backoff_ns;	/* added to the recheck interval */
 	uint64_t perfmap_ino, perfmap_size, perfmap_mtime_ns;
 	uint64_t perfmap_bad;	/* garbage lines in the last read */
 	struct procs *owner;
@@ -77,13 +81,22 @@ struct procs_stats {
 	uint64_t perfmap_truncated;	/* maps over the size bounds */
 	uint64_t perfmap_refused;	/* not a regular file, a symbolic link,
 				 * or owned by another user */
-	uint64_t perfmap_over_budget;	/* not kept: all maps over the bound */
+	uint64_t perfmap_over_budget;	/* not read: over the process's or
+				 * the total budget (once per version) */
+	uint64_t perfmap_proc_budget;	/* bytes one process's map may hold */
+	uint64_t perfmaps_budget;	/* ... all maps */
+	uint64_t perfmap_bytes;		/* ... they hold now */
 	struct debuginfo_stats sym;	/* symbol files and debug info */
 };
 
 struct procs;
 
 struct procs *procs__new(void);
+
+/* Sets the memory bounds of what is kept per process from the agent's
+ * --max-memory (0: record's own defaults). Perf maps: a quarter of it in
+ * all, a sixteenth for one process; a map over its share is not read. */
+void procs__set_memory(struct procs *t, uint64_t max_memory);
 void procs__free(struct procs *t);		/* accepts NULL */
 
 /* The entry for (pid, start_ns), read from /proc on first sight. Returns
