@@ -381,10 +381,12 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		ss->kernel_no_symbol, ksyms__source(c->ks), ks->lookups,
 		ks->bpf_failed);
 	comment(pp, "processes since start: %" PRIu64 " seen, %" PRIu64
-		" maps unreadable, %" PRIu64 " pid reused, %" PRIu64
-		" binaries unreadable; %llu user threads without user stack, "
-		"%llu exec/exit events lost", ps->procs_seen, ps->maps_failed,
-		ps->pid_reused, ps->elf_failed,
+		" maps unreadable, %" PRIu64 " maps kept in part over the "
+		"memory budget (%" PRIu64 " KiB in all), %" PRIu64 " pid "
+		"reused, %" PRIu64 " binaries unreadable; %llu user threads "
+		"without user stack, %llu exec/exit events lost",
+		ps->procs_seen, ps->maps_failed, ps->maps_over_budget,
+		ps->maps_budget >> 10, ps->pid_reused, ps->elf_failed,
 		(unsigned long long)st->no_user_stack,
 		(unsigned long long)st->task_lost);
 	comment(pp, "symbols since start: %" PRIu64 " locations with file:line"

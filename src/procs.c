@@ -30,6 +30,9 @@
  * held, and one process's. */
 #define PERFMAPS_SHARE		4	/* a quarter */
 #define PERFMAP_PROC_SHARE	16
+/* All processes' executable mappings: a process can have 65530 of them,
+ * 3.5 MiB of entries, so a few dozen would fill any bound. */
+#define MAPS_SHARE		4
 /* record has no --max-memory: its budgets are those of this bound. */
 #define RECORD_MEMORY		(512ull << 20)
 #define DELETED_SUFFIX " (deleted)"
@@ -61,12 +64,12 @@ struct procs *procs__new(void)
 	t->binaries = hashmap__new(0);
 	t->symcache = symcache__new(&t->stats.sym);
 	t->clk_tck = sysconf(_SC_CLK_TCK);
-	procs__set_memory(t, 0);
 	if (!t->by_pid || !t->binaries || !t->symcache || t->clk_tck <= 0) {
 		procs__free(t);
 		errno = ENOMEM;
 		return NULL;
 	}
+	procs__set_memory(t, 0);
 	return t;
 }
 
@@ -75,7 +78,15 @@ void procs__set_memory(struct procs *t, uint64_t max_memory)
 	if (!max_memory)
 		max_memory = RECORD_MEMORY;
 	t->stats.perfmaps_budget = max_memory / PERFMAPS_SHARE;
+	t->stats.maps_budget = max_memory / MAPS_SHARE;
+	symcache__set_memory(t->symcache, max_memory);
 	t->stats.perfmap_proc_budget = max_memory / PERFMAP_PROC_SHARE;
+}
+
+/* What a binary's record costs: itself, its path and name, its key. */
+static uint64_t binary_bytes(const char *path)
+{
+	return sizeof(struct binary) + 3 * (strlen(path) + 1) + 64;
 }
 
 static void binary_free(void *ptr)
@@ -85,6 +96,8 @@ static void binary_free(void *ptr)
 	if (!b)
 		return;
 	symcache__put(b->cache, b->sf);
+	if (b->owner)
+		b->owner->stats.maps_bytes -= binary_bytes(b->path);
 	free(b->path);
 	free(b->name);
 	free(b);
@@ -115,6 +128,8 @@ static void proc_free(void *ptr)
 		return;
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
+	if (p->owner)
+		p->owner->stats.maps_bytes -= p->nmaps * sizeof(*p->maps);
 	perfmap_drop(p);
 	free(p);
 }
@@ -144,6 +159,14 @@ static struct binary *binary_get(struct procs *t, const char *path,
 		return NULL;
 	if (hashmap__get(t->binaries, key, n, &v))
 		return (struct binary *)(uintptr_t)v;
+	/* A process can map thousands of files with long names: the record
+	 * of each counts in the mappings' budget, with the mapping that
+	 * asks for it. */
+	if (t->stats.maps_bytes + binary_bytes(path) +
+	    sizeof(struct proc_map) > t->stats.maps_budget) {
+		t->stats.maps_over_budget++;
+		return NULL;
+	}
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -168,6 +191,8 @@ static struct binary *binary_get(struct procs *t, const char *path,
 		binary_free(b);
 		return NULL;
 	}
+	b->owner = t;
+	t->stats.maps_bytes += binary_bytes(path);
 	return b;
 }
 
@@ -211,8 +236,12 @@ static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m,
 		m->anon_exec = true;	/* JIT code, or anonymous text */
 		return true;
 	}
-	/* " (deleted)" files are still mapped; symbols may be gone. */
+	/* " (deleted)" files are still mapped; symbols may be gone. A file
+	 * with no record (out of budget or memory) is not kept: its frames
+	 * are unmapped, not taken for anonymous memory. */
 	m->bin = binary_get(t, path, dev, ino);
+	if (!m->bin)
+		return false;
 	if (hdr->valid && hdr->dev == dev && hdr->ino == ino)
 		m->hdr_start = hdr->start;
 	return true;
@@ -222,7 +251,7 @@ static int load_maps(struct procs *t, struct proc *p)
 {
 	char path[64], *line = NULL;
 	struct proc_map *maps = NULL, *tmp;
-	size_t n = 0, cap = 0, lcap = 0;
+	size_t n = 0, cap = 0, lcap = 0, old;
 	struct hdr_map hdr = { 0 };
 	FILE *f;
 
@@ -233,25 +262,41 @@ static int load_maps(struct procs *t, struct proc *p)
 		t->stats.maps_failed++;
 		return -errno;
 	}
-	while (getline(&line, &lcap, f) > 0 && n < MAX_MAPS) {
+	/* Mappings are counted as they are kept, with the binary records
+	 * they create, so this process gets the room the others leave. */
+	old = p->nmaps * sizeof(*maps);
+	while (getline(&line, &lcap, f) > 0) {
+		if (n == MAX_MAPS || t->stats.maps_bytes - old +
+		    sizeof(*maps) > t->stats.maps_budget) {
+			t->stats.maps_over_budget++;
+			break;
+		}
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;
+			if (cap > MAX_MAPS)
+				cap = MAX_MAPS;
 			tmp = realloc(maps, cap * sizeof(*maps));
 			if (!tmp)
 				break;
 			maps = tmp;
 		}
-		if (parse_maps_line(t, line, &maps[n], &hdr))
+		if (parse_maps_line(t, line, &maps[n], &hdr)) {
 			n++;
+			t->stats.maps_bytes += sizeof(*maps);
+		}
 	}
 	free(line);
 	fclose(f);
+	/* The room doubling left is given back: what is counted is held. */
+	if (n < cap && n && (tmp = realloc(maps, n * sizeof(*maps))))
+		maps = tmp;
 	/* /proc/PID/maps lists mappings in address order already. */
 	for (size_t i = 0; i < n; i++)
 		if (maps[i].bin)
 			maps[i].bin->refs++;
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
+	t->stats.maps_bytes -= old;
 	p->maps = maps;
 	p->nmaps = n;
 	p->maps_ver = ++t->maps_ver;

@@ -31,6 +31,7 @@ struct binary {
 				 * ESTALE: another build than the mapped one */
 	unsigned int refs;	/* mappings that use it */
 	struct symcache *cache;
+	struct procs *owner;	/* whose budget it counts in */
 };
 
 struct proc_map {
@@ -71,6 +72,10 @@ struct procs_stats {
 	uint64_t procs_seen;	/* process entries created */
 	uint64_t maps_reloads;	/* maps re-read for an address not mapped */
 	uint64_t maps_failed;	/* /proc/PID/maps unreadable (process gone) */
+	uint64_t maps_over_budget; /* maps read only in part: the mappings
+				 * of all processes over their budget */
+	uint64_t maps_budget;	/* bytes all mappings kept may take */
+	uint64_t maps_bytes;	/* ... they take now */
 	uint64_t pid_reused;	/* /proc/PID belongs to a newer process */
 	uint64_t elf_failed;	/* binaries whose symbols could not be read */
 	uint64_t elf_corrupt;	/* ... not ELF, or corrupt or truncated ELF */
@@ -95,7 +100,9 @@ struct procs *procs__new(void);
 
 /* Sets the memory bounds of what is kept per process from the agent's
  * --max-memory (0: record's own defaults). Perf maps: a quarter of it in
- * all, a sixteenth for one process; a map over its share is not read. */
+ * all, a sixteenth for one process; a map over its share is not read.
+ * Executable mappings: a quarter of it for all processes; a process that
+ * finds no room keeps the mappings that fit, in address order. */
 void procs__set_memory(struct procs *t, uint64_t max_memory);
 void procs__free(struct procs *t);		/* accepts NULL */
 

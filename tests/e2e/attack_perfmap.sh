@@ -35,7 +35,7 @@ refused() {
 
 # The attack, started first so the maps exist when the agent starts.
 cd "$(attacker_dir bomb)" || exit 1
-as_attacker "$WORKLOADS/perfmapbomb" 13 4 "$ENTRIES" &
+as_attacker "$WORKLOADS/perfmapbomb" 60 4 "$ENTRIES" &
 bomb=$!
 cd - >/dev/null || exit 1
 for _ in $(seq 50); do	# the 4 maps written once (up to 5 s)
@@ -106,7 +106,9 @@ else
 	fail attack_perfmap_record "rc=$rc in $t s, victim $vs samples, $nref maps refused; $(tail -2 "$TMP/r.err")"
 fi
 
-# The attack ends by itself (its maps removed) at 13 s.
+# The attack ends on SIGTERM (its children too, removing their maps): to
+# the workload, which is $bomb or its child.
+kill -TERM $(pgrep -P $bomb -x perfmapbomb) $bomb 2>/dev/null
 wait $bomb 2>/dev/null
 rm -f /tmp/perf-*.map.tmp 2>/dev/null
 exit 0

@@ -3,9 +3,11 @@
  * ENTRIES 64-byte lines (1M entries: 64 MiB), the one line naming the real
  * code last, so whoever wants that name must read the whole file. Each
  * rewrite is a new file renamed over the old one (a new inode, size and
- * time every time). The maps are removed at exit.
+ * time every time). The maps are removed at exit, and on SIGTERM.
  * usage: perfmapbomb SECONDS [NPROC [ENTRIES]]
  *        (exits 77 when not on x86-64) */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,14 @@ static const unsigned char code[] = {
 };
 
 typedef void (*spin_fn)(unsigned long);
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 static double now(void)
 {
@@ -62,7 +72,7 @@ static void child(double secs, spin_fn fn, const char *text, size_t len)
 	char path[64];
 	double t0 = now(), last = -1;
 
-	while (now() - t0 < secs) {
+	while (!stop && now() - t0 < secs) {
 		if (now() - last >= 0.5) {
 			write_map(text, len);
 			last = now();
@@ -78,6 +88,7 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 5;
 	int nproc = argc > 2 ? atoi(argv[2]) : 4;
 	long entries = argc > 3 ? atol(argv[3]) : 1l << 20;
+	struct sigaction sa = { 0 };
 	pid_t pids[NPROC_MAX];
 	size_t len;
 	char *text;
@@ -89,6 +100,7 @@ int main(int argc, char **argv)
 	(void)nproc;
 	(void)entries;
 	(void)pids;
+	(void)sa;
 	(void)len;
 	(void)text;
 	(void)p;
@@ -121,6 +133,10 @@ int main(int argc, char **argv)
 	snprintf(text + (size_t)(entries - 1) * LINE, LINE + 1,
 		 "%012lx %-2zx %-47s\n", (unsigned long)p, sizeof(code),
 		 "perfmapbomb_jit_loop");
+	/* No SA_RESTART: the wait for the children must see the signal. */
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
 	for (i = 0; i < nproc; i++) {
 		pids[i] = fork();
 		if (pids[i] == 0) {
@@ -128,9 +144,13 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 	}
+	/* SIGTERM to this process ends the children too. */
 	for (i = 0; i < nproc; i++)
-		if (pids[i] > 0)
-			waitpid(pids[i], NULL, 0);
+		while (pids[i] > 0 && waitpid(pids[i], NULL, 0) < 0 &&
+		       errno == EINTR)
+			for (int j = 0; j < nproc; j++)
+				if (pids[j] > 0)
+					kill(pids[j], SIGTERM);
 	return 0;
 #endif
 }
