@@ -21,6 +21,7 @@
 #include "config.h"
 #include "events.h"
 #include "pprof.h"
+#include "procs.h"
 #include "push.h"
 #include "retention.h"
 #include "signals.h"
@@ -59,6 +60,7 @@ struct agent {
 	size_t npending;
 	uint64_t dropped_files;		/* pending files given up on */
 	bool over_memory;		/* samples dropped: heap > max-memory */
+	uint64_t perfmaps_over;		/* perf maps over budget, as logged */
 	char host[256];
 };
 
@@ -274,6 +276,7 @@ static int start_capture(struct agent *a)
 	co.service_label = true;
 	co.unwind = a->cfg.unwind;
 	co.stack_bytes = a->cfg.stack_bytes;
+	co.max_memory = a->cfg.max_memory;
 	co.verbose = a->cfg.verbose > 1 ? a->cfg.verbose - 1 : 0;
 	a->cap = capture__start(&co, err, sizeof(err));
 	if (!a->cap) {
@@ -428,6 +431,22 @@ static void write_window(struct agent *a, struct pprof *pp)
 		      r.written, a->npending);
 }
 
+/* Perf maps left unread for the memory budget, when there are new ones:
+ * the JIT frames of those processes are unnamed. */
+static void log_budgets(struct agent *a)
+{
+	const struct procs_stats *ps = capture__procs_stats(a->cap);
+
+	if (ps->perfmap_over_budget == a->perfmaps_over)
+		return;
+	a->perfmaps_over = ps->perfmap_over_budget;
+	logf_("perf maps: %" PRIu64 " not read over the memory budget (%"
+	      PRIu64 " KiB a process, %" PRIu64 " KiB in all, a share of "
+	      "max-memory): those processes' JIT frames are unnamed",
+	      ps->perfmap_over_budget, ps->perfmap_proc_budget >> 10,
+	      ps->perfmaps_budget >> 10);
+}
+
 /* ---- the loop ---- */
 
 /* Heap in use: what the aggregation and caches cost. */
@@ -454,8 +473,12 @@ static void end_window(struct agent *a)
 		return;
 	}
 	write_window(a, pp);
+	log_budgets(a);
 	pprof__free(pp);
 	capture__sweep(a->cap);
+	/* What the window and the processes that are gone held goes back
+	 * to the system, not only to malloc. */
+	malloc_trim(0);
 }
 
 /* SIGHUP: new settings; the sampler restarts only if its own changed. */

@@ -2,6 +2,7 @@
 /* The sampling pipeline: ring-buffer records in, one pprof per window out. */
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@ struct capture {
 	uint64_t ring_bytes;		/* ring-buffer space of the records */
 	/* this window */
 	uint64_t win_samples, win_bad, win_dropped;
+	uint64_t win_value;		/* sum of the samples' periods */
 	int64_t win_real_ns;
 	uint64_t win_mono_ns;
 	struct tp_stats *last;		/* per-CPU counters at window start */
@@ -129,6 +131,7 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 	pprof__add_sample(c->pp, locs, n, values, labels, nl);
 	c->samples++;
 	c->win_samples++;
+	c->win_value += s->period;
 }
 
 /* A sample record, its lengths checked before anything is read. */
@@ -203,8 +206,15 @@ static int on_record(void *ctx, const void *data, size_t size)
 static int setup(struct capture *c, const struct capture_opts *o)
 {
 	c->o = *o;
+	/* Large blocks (perf maps, symbol tables, the window) always from
+	 * mmap, so freeing them gives the memory back: glibc otherwise raises
+	 * this threshold as big blocks are freed and serves them from the
+	 * heap, where freed room stays in the process. */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	c->ks = ksyms__new(!getenv("TAGPROF_KALLSYMS"));
 	c->procs = procs__new();
+	if (c->procs)
+		procs__set_memory(c->procs, o->max_memory);
 	c->sym = c->ks ? symbolizer__new(c->procs, c->ks) : NULL;
 	c->pp = new_pprof(c);
 	c->tc = threadctx__new(&o->filters);
@@ -393,10 +403,12 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		ss->kernel_no_symbol, ksyms__source(c->ks), ks->lookups,
 		ks->bpf_failed);
 	comment(pp, "processes since start: %" PRIu64 " seen, %" PRIu64
-		" maps unreadable, %" PRIu64 " pid reused, %" PRIu64
-		" binaries unreadable; %llu user threads without user stack, "
-		"%llu exec/exit events lost", ps->procs_seen, ps->maps_failed,
-		ps->pid_reused, ps->elf_failed,
+		" maps unreadable, %" PRIu64 " maps kept in part over the "
+		"memory budget (%" PRIu64 " KiB in all), %" PRIu64 " pid "
+		"reused, %" PRIu64 " binaries unreadable; %llu user threads "
+		"without user stack, %llu exec/exit events lost",
+		ps->procs_seen, ps->maps_failed, ps->maps_over_budget,
+		ps->maps_budget >> 10, ps->pid_reused, ps->elf_failed,
 		(unsigned long long)st->no_user_stack,
 		(unsigned long long)st->task_lost);
 	comment(pp, "symbols since start: %" PRIu64 " locations with file:line"
@@ -405,11 +417,16 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		" locations in them unsymbolized; JIT perf maps: %" PRIu64
 		" read, %" PRIu64 " locations named, %" PRIu64 " anonymous "
 		"unnamed, %" PRIu64 " garbage lines skipped, %" PRIu64
-		" over the size limit, %" PRIu64 " refused", ss->with_lines,
+		" over the size limit, %" PRIu64 " refused (not a regular "
+		"file, a link, another user's), %" PRIu64 " not read over the "
+		"memory budget (%" PRIu64 " KiB a process, %" PRIu64 " KiB in "
+		"all, %" PRIu64 " KiB held)", ss->with_lines,
 		ss->inlined, ps->elf_corrupt, ps->build_id_mismatch,
 		ss->untrusted, ps->perfmaps_read, ss->jit_named,
 		ss->anon_unnamed, ps->perfmap_bad_lines, ps->perfmap_truncated,
-		ps->perfmap_refused + ps->perfmap_over_budget);
+		ps->perfmap_refused, ps->perfmap_over_budget,
+		ps->perfmap_proc_budget >> 10, ps->perfmaps_budget >> 10,
+		ps->perfmap_bytes >> 10);
 	comment(pp, "debug info since start: %" PRIu64 " debug files by build "
 		"ID, %" PRIu64 " by debuglink, %" PRIu64 " stripped binaries "
 		"without; refused: %" PRIu64 " CRC mismatch, %" PRIu64
@@ -444,6 +461,37 @@ static void add_comments(struct capture *c, struct pprof *pp,
 	add_unwind_comment(c, pp, st);
 }
 
+/* Adds n samples of one frame named why: what the window lost. */
+static void add_lost(struct capture *c, struct pprof *pp, uint64_t n,
+		     uint64_t address, const char *why)
+{
+	struct pprof_label labels[2];
+	uint64_t fn, loc, period;
+	int64_t values[2];
+	size_t nl = 0;
+
+	if (!n)
+		return;
+	/* Each counts what an average sample of the window did. */
+	period = c->win_samples ? c->win_value / c->win_samples :
+		 c->o.period ? c->o.period :
+		 c->o.event.software_clock && c->o.freq ?
+		 1000000000ull / c->o.freq : 0;
+	fn = pprof__function(pp, why, NULL, NULL);
+	/* No user address is this high: it is no other location's. */
+	loc = fn ? pprof__location(pp, 0, address, &fn, NULL, 1) : 0;
+	if (!loc)
+		return;
+	labels[nl++] = (struct pprof_label){ .key = "process",
+					     .str = "[tagprof]" };
+	if (c->o.service_label)
+		labels[nl++] = (struct pprof_label){ .key = "service",
+						     .str = DROPPED_SERVICE };
+	values[0] = (int64_t)n;
+	values[1] = (int64_t)(n * period);
+	pprof__add_sample(pp, &loc, 1, values, labels, nl);
+}
+
 struct pprof *capture__take(struct capture *c)
 {
 	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
@@ -457,6 +505,11 @@ struct pprof *capture__take(struct capture *c)
 	}
 	window_stats(c, &sum, cpu);
 	add_comments(c, pp, &sum, cpu);
+	add_lost(c, pp, c->win_dropped, ~0ull - 2,
+		 "[dropped: the profiler was over its memory limit]");
+	add_lost(c, pp, sum.lost, ~0ull - 1,
+		 "[lost: the ring buffer was full]");
+	add_lost(c, pp, c->win_bad, ~0ull, "[lost: malformed records]");
 	pprof__set_time(pp, c->win_real_ns, now - c->win_mono_ns);
 	/* per-CPU counters are cumulative: remember where this window ended */
 	for (int i = 0; i < c->ncpus; i++) {
@@ -469,7 +522,7 @@ struct pprof *capture__take(struct capture *c)
 	free(cpu);
 	c->pp = next;
 	symbolizer__set_pprof(c->sym, next);
-	c->win_samples = c->win_bad = c->win_dropped = 0;
+	c->win_samples = c->win_bad = c->win_dropped = c->win_value = 0;
 	c->win_real_ns = clock_ns(CLOCK_REALTIME);
 	c->win_mono_ns = now;
 	return pp;
@@ -510,6 +563,11 @@ size_t capture__processes(const struct capture *c)
 	return procs__count(c->procs);
 }
 
+const struct procs_stats *capture__procs_stats(const struct capture *c)
+{
+	return procs__stats(c->procs);
+}
+
 void capture__print_summary(struct capture *c, uint64_t duration_ns)
 {
 	const struct threadctx_stats *ts = threadctx__stats(c->tc);
@@ -528,6 +586,18 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 			"comments for the CPUs)\n", (unsigned long long)st.lost);
 	if (!c->samples)
 		fprintf(stderr, "tagprof: warning: no samples were collected\n");
+	{
+		const struct procs_stats *ps = procs__stats(c->procs);
+
+		if (ps->perfmap_over_budget || ps->perfmap_refused)
+			fprintf(stderr, "tagprof: JIT perf maps: %" PRIu64
+				" not read over the memory budget (%" PRIu64
+				" KiB a process, %" PRIu64 " KiB in all), %"
+				PRIu64 " refused; those processes' JIT frames "
+				"are unnamed\n", ps->perfmap_over_budget,
+				ps->perfmap_proc_budget >> 10,
+				ps->perfmaps_budget >> 10, ps->perfmap_refused);
+	}
 	fails = st.ctx_tls_unreadable + st.ctx_record_unreadable +
 		st.ctx_invalid + st.ctx_oversize + st.ctx_torn;
 	if (st.ctx_read || fails || ts->procs_found)

@@ -26,8 +26,12 @@ struct capture_opts {
 	bool service_label;		/* label samples with "service" */
 	int unwind;			/* enum tp_unwind_mode */
 	uint32_t stack_bytes;		/* per stack copy; 0: the default */
+	uint64_t max_memory;		/* the agent's bound, which the caches'
+					 * budgets are shares of; 0: record's */
 	int verbose;
 };
+
+#define DROPPED_SERVICE "tagprof-dropped"
 
 struct capture;
 
@@ -43,8 +47,12 @@ void capture__stop(struct capture *c);
 
 /* Closes the current window: sets its time, duration and the comments
  * that count this window's losses and failures, and returns its pprof
- * (the caller owns it); a new window starts. NULL on ENOMEM (the window
- * is kept). */
+ * (the caller owns it); a new window starts. Samples the window lost
+ * (dropped over the memory bound, lost in the ring buffer, malformed)
+ * are in it too, as samples of one frame that says why, labelled
+ * process "[tagprof]" and service DROPPED_SERVICE: a window that lost
+ * everything still has something to write and to show. NULL on ENOMEM
+ * (the window is kept). */
 struct pprof *capture__take(struct capture *c);
 
 /* While set, samples are counted and dropped instead of aggregated: the
@@ -59,6 +67,8 @@ uint64_t capture__window_samples(const struct capture *c);
 uint64_t capture__total_samples(const struct capture *c);
 uint64_t capture__total_lost(struct capture *c);
 size_t capture__processes(const struct capture *c);
+/* The process table's counters: perf maps read and refused, and more. */
+const struct procs_stats *capture__procs_stats(const struct capture *c);
 
 /* The end-of-run summary lines, on stderr. */
 void capture__print_summary(struct capture *c, uint64_t duration_ns);

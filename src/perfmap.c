@@ -13,6 +13,9 @@
 /* Entries looked at below the one found when it does not hold the
  * address: bounds the cost of overlapping entries. */
 #define OVERLAP_SCAN 32
+/* The file is read and parsed this much at a time: reading a map costs no
+ * more than the map it makes. A longer line is cut (its name is anyway). */
+#define READ_CHUNK (64u << 10)
 
 struct pm_entry {
 	uint64_t start, end;
@@ -25,6 +28,7 @@ struct perfmap {
 	size_t n, cap;
 	char *names;
 	size_t names_len, names_cap;
+	size_t max_bytes;	/* bound on what v and names may hold */
 };
 
 /* Hex number of 1 to 16 digits, an optional 0x first. */
@@ -82,12 +86,16 @@ static int add_name(struct perfmap *m, const char *name, size_t len,
 	char *grown;
 	size_t cap;
 
-	if (m->names_len + need > PERFMAP_FILE_MAX)
+	if (m->names_len + need > PERFMAP_FILE_MAX ||
+	    m->cap * sizeof(*m->v) + m->names_len + need > m->max_bytes)
 		return -E2BIG;
 	if (m->names_len + need > m->names_cap) {
 		cap = m->names_cap ? m->names_cap : 4096;
 		while (cap < m->names_len + need)
 			cap *= 2;
+		/* Doubling must not take the map past its bound. */
+		if (m->cap * sizeof(*m->v) + cap > m->max_bytes)
+			cap = m->max_bytes - m->cap * sizeof(*m->v);
 		grown = realloc(m->names, cap);
 		if (!grown)
 			return -ENOMEM;
@@ -127,6 +135,12 @@ static int parse_line(struct perfmap *m, const char *p, const char *end,
 		return -E2BIG;
 	if (m->n == m->cap) {
 		cap = m->cap ? m->cap * 2 : 256;
+		if (cap > PERFMAP_ENTRIES_MAX)
+			cap = PERFMAP_ENTRIES_MAX;
+		if (cap * sizeof(*grown) + m->names_cap > m->max_bytes)
+			cap = (m->max_bytes - m->names_cap) / sizeof(*grown);
+		if (cap <= m->n)
+			return -E2BIG;
 		grown = realloc(m->v, cap * sizeof(*grown));
 		if (!grown)
 			return -ENOMEM;
@@ -156,12 +170,68 @@ static int entry_cmp(const void *pa, const void *pb)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+static struct perfmap *map_new(size_t max_bytes)
+{
+	struct perfmap *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->max_bytes = max_bytes;
+	return m;
+}
+
+/* One line into m, counted in st. 0: go on; -E2BIG: the map is full (st
+ * says truncated); -ENOMEM. */
+static int feed_line(struct perfmap *m, const char *p, const char *end,
+		     struct perfmap_stats *st)
+{
+	int r = parse_line(m, p, end, st->lines++);
+
+	if (r == -EINVAL) {
+		st->bad_lines++;
+	} else if (r == -E2BIG) {
+		st->truncated = true;
+		return r;
+	} else if (r < 0) {
+		return r;
+	}
+	return 0;
+}
+
+/* Gives back what an array holds beyond its first len bytes. */
+static void shrink(void **p, size_t len)
+{
+	void *q;
+
+	if (!len) {
+		free(*p);
+		*p = NULL;
+	} else if ((q = realloc(*p, len))) {
+		*p = q;
+	}
+}
+
+/* Sorts the entries, and frees the arrays' room beyond them: a map held
+ * costs what it holds. */
+static void map_finish(struct perfmap *m, struct perfmap_stats *st)
+{
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), entry_cmp);
+	if (m->n < m->cap) {
+		shrink((void **)&m->v, m->n * sizeof(*m->v));
+		m->cap = m->n;
+	}
+	if (m->names_len < m->names_cap) {
+		shrink((void **)&m->names, m->names_len);
+		m->names_cap = m->names_len;
+	}
+	st->entries = m->n;
+}
+
 struct perfmap *perfmap__parse(const char *buf, size_t len,
 			       struct perfmap_stats *st)
 {
 	const char *p = buf, *end = buf + len, *nl;
-	struct perfmap *m = calloc(1, sizeof(*m));
-	uint32_t seq = 0;
+	struct perfmap *m = map_new(SIZE_MAX);
 	int r;
 
 	memset(st, 0, sizeof(*st));
@@ -171,31 +241,74 @@ struct perfmap *perfmap__parse(const char *buf, size_t len,
 		nl = memchr(p, '\n', end - p);
 		if (!nl)
 			nl = end;
-		r = parse_line(m, p, nl, seq++);
-		if (r == -EINVAL) {
-			st->bad_lines++;
-		} else if (r == -E2BIG) {
-			st->truncated = true;
+		r = feed_line(m, p, nl, st);
+		if (r == -E2BIG)
 			break;
-		} else if (r < 0) {
+		if (r < 0) {
 			perfmap__free(m);
 			return NULL;
 		}
 		p = nl + 1;
 	}
-	if (m->n)
-		qsort(m->v, m->n, sizeof(*m->v), entry_cmp);
-	st->entries = m->n;
+	map_finish(m, st);
 	return m;
 }
 
-int perfmap__read(const char *path, uid_t owner, struct perfmap **out,
-		  struct perfmap_stats *st)
+/* Parses the file, READ_CHUNK bytes at a time, up to want bytes (cut: the
+ * file holds more). A line longer than the buffer is parsed cut, the rest
+ * of it skipped. */
+static int read_lines(int fd, size_t want, bool cut, struct perfmap *m,
+		      struct perfmap_stats *st)
 {
-	struct stat sb;
-	size_t want, got = 0;
-	char *buf = NULL;
+	char *buf = malloc(READ_CHUNK);
+	size_t have = 0, got = 0, rest;
+	bool skipping = false;
+	const char *p, *nl;
 	ssize_t r;
+	int err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (got < want && !err) {
+		r = read(fd, buf + have, READ_CHUNK - have < want - got ?
+					 READ_CHUNK - have : want - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += r;
+		have += r;
+		p = buf;
+		while (!err && (nl = memchr(p, '\n', buf + have - p))) {
+			if (!skipping)
+				err = feed_line(m, p, nl, st);
+			skipping = false;
+			p = nl + 1;
+		}
+		rest = buf + have - p;
+		if (!err && rest == READ_CHUNK) {
+			if (!skipping)
+				err = feed_line(m, buf, buf + rest, st);
+			skipping = true;
+			rest = 0;
+		}
+		memmove(buf, p, rest);
+		have = rest;
+	}
+	/* A last line without its newline is a line, unless the bound cut
+	 * it: the file holds more than was read. */
+	if (!err && have && !skipping && !cut)
+		err = feed_line(m, buf, buf + have, st);
+	free(buf);
+	return err == -E2BIG ? 0 : err;
+}
+
+int perfmap__read(const char *path, uid_t owner, size_t max_bytes,
+		  struct perfmap **out, struct perfmap_stats *st)
+{
+	struct perfmap *m = NULL;
+	struct stat sb;
+	size_t want;
 	int fd, err = 0;
 
 	memset(st, 0, sizeof(*st));
@@ -217,35 +330,32 @@ int perfmap__read(const char *path, uid_t owner, struct perfmap **out,
 		err = -EPERM;
 		goto cleanup;
 	}
-	want = (uint64_t)sb.st_size > PERFMAP_FILE_MAX ? PERFMAP_FILE_MAX :
-							 (size_t)sb.st_size;
-	buf = malloc(want ? want : 1);
-	if (!buf) {
+	/* Refused before a byte is read: a map costs about its size (a
+	 * 24-byte entry where the hex text was), so a file over the budget
+	 * would be a map over it. */
+	if ((uint64_t)sb.st_size > max_bytes) {
+		err = -EFBIG;
+		goto cleanup;
+	}
+	m = map_new(max_bytes);
+	if (!m) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
 	/* The file may grow or shrink while it is read: take what is there,
-	 * up to the bound. */
-	while (got < want) {
-		r = read(fd, buf + got, want - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += r;
-	}
-	/* A last line cut by the bound is not a line. */
-	if ((uint64_t)sb.st_size > PERFMAP_FILE_MAX) {
-		while (got && buf[got - 1] != '\n')
-			got--;
-	}
-	*out = perfmap__parse(buf, got, st);
-	if (!*out)
-		err = -ENOMEM;
-	else if ((uint64_t)sb.st_size > PERFMAP_FILE_MAX)
+	 * up to the size it had (more lines would cost more than allowed). */
+	want = (uint64_t)sb.st_size > PERFMAP_FILE_MAX ? PERFMAP_FILE_MAX :
+							 (size_t)sb.st_size;
+	err = read_lines(fd, want, want < (uint64_t)sb.st_size, m, st);
+	if (err)
+		goto cleanup;
+	if ((uint64_t)sb.st_size > PERFMAP_FILE_MAX)
 		st->truncated = true;
+	map_finish(m, st);
+	*out = m;
+	m = NULL;
 cleanup:
-	free(buf);
+	perfmap__free(m);
 	close(fd);
 	return err;
 }

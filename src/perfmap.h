@@ -20,9 +20,11 @@
 struct perfmap;
 
 struct perfmap_stats {
+	uint64_t lines;		/* lines looked at */
 	uint64_t entries;	/* lines kept */
 	uint64_t bad_lines;	/* lines that are not "START SIZE name" */
-	bool truncated;		/* over PERFMAP_FILE_MAX or _ENTRIES_MAX */
+	bool truncated;		/* over PERFMAP_FILE_MAX or _ENTRIES_MAX, or
+				 * parsed past the memory bound */
 };
 
 /* Parses len bytes of map text. Invalid UTF-8 in names is replaced with
@@ -33,10 +35,14 @@ struct perfmap *perfmap__parse(const char *buf, size_t len,
 
 /* Reads the map at path: a regular file, not a symbolic link, owned by
  * owner or root; at most PERFMAP_FILE_MAX bytes of it (the rest is left,
- * and st->truncated set). 0 with *out set, or -errno (-EPERM: another
- * owner; -ENOEXEC: not a regular file). */
-int perfmap__read(const char *path, uid_t owner, struct perfmap **out,
-		  struct perfmap_stats *st);
+ * and st->truncated set). The map it makes holds at most max_bytes
+ * (perfmap__bytes, less the struct): a file larger than max_bytes is
+ * refused before any of it is read, and a smaller one that parses into
+ * more (short lines) is cut there (st->truncated). Reading costs one
+ * small buffer beyond the map. 0 with *out set, or -errno (-EPERM:
+ * another owner; -ENOEXEC: not a regular file; -EFBIG: over max_bytes). */
+int perfmap__read(const char *path, uid_t owner, size_t max_bytes,
+		  struct perfmap **out, struct perfmap_stats *st);
 
 /* The name of the entry holding addr (owned by m), its start in *start;
  * NULL when no entry holds it. */

@@ -23,14 +23,25 @@
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
 #define PERFMAP_RECHECK_NS (1000ull * 1000 * 1000)
-#define PERFMAPS_BUDGET (256ull << 20)	/* all perf maps held, bytes */
+/* A map found changed at every reread is reread ever less often, up to
+ * this: a process rewriting its map all the time costs one read of at
+ * most its budget per interval, not a read per second. */
+#define PERFMAP_RECHECK_MAX_NS (32ull * PERFMAP_RECHECK_NS)
+/* Shares of the memory bound (the agent's --max-memory): all perf maps
+ * held, and one process's. */
+#define PERFMAPS_SHARE		4	/* a quarter */
+#define PERFMAP_PROC_SHARE	16
+/* All processes' executable mappings: a process can have 65530 of them,
+ * 3.5 MiB of entries, so a few dozen would fill any bound. */
+#define MAPS_SHARE		4
+/* record has no --max-memory: its budgets are those of this bound. */
+#define RECORD_MEMORY		(512ull << 20)
 #define DELETED_SUFFIX " (deleted)"
 
 struct procs {
 	struct hashmap *by_pid;		/* pid -> struct proc * */
 	struct hashmap *binaries;	/* "dev:ino:path" -> struct binary * */
 	struct symcache *symcache;	/* symbol files by build ID */
-	uint64_t perfmap_bytes;		/* held by all processes' perf maps */
 	uint64_t maps_ver;		/* last proc.maps_ver given out */
 	struct procs_stats stats;
 	long clk_tck;
@@ -59,7 +70,24 @@ struct procs *procs__new(void)
 		errno = ENOMEM;
 		return NULL;
 	}
+	procs__set_memory(t, 0);
 	return t;
+}
+
+void procs__set_memory(struct procs *t, uint64_t max_memory)
+{
+	if (!max_memory)
+		max_memory = RECORD_MEMORY;
+	t->stats.perfmaps_budget = max_memory / PERFMAPS_SHARE;
+	t->stats.maps_budget = max_memory / MAPS_SHARE;
+	symcache__set_memory(t->symcache, max_memory);
+	t->stats.perfmap_proc_budget = max_memory / PERFMAP_PROC_SHARE;
+}
+
+/* What a binary's record costs: itself, its path and name, its key. */
+static uint64_t binary_bytes(const char *path)
+{
+	return sizeof(struct binary) + 3 * (strlen(path) + 1) + 64;
 }
 
 static void binary_free(void *ptr)
@@ -69,6 +97,8 @@ static void binary_free(void *ptr)
 	if (!b)
 		return;
 	symcache__put(b->cache, b->sf);
+	if (b->owner)
+		b->owner->stats.maps_bytes -= binary_bytes(b->path);
 	free(b->path);
 	free(b->name);
 	free(b);
@@ -82,6 +112,15 @@ static void unref_maps(struct proc_map *maps, size_t n)
 			maps[i].bin->refs--;
 }
 
+/* Frees the process's perf map and takes it off the total. */
+static void perfmap_drop(struct proc *p)
+{
+	if (p->perfmap && p->owner)
+		p->owner->stats.perfmap_bytes -= perfmap__bytes(p->perfmap);
+	perfmap__free(p->perfmap);
+	p->perfmap = NULL;
+}
+
 static void proc_free(void *ptr)
 {
 	struct proc *p = ptr;
@@ -90,9 +129,9 @@ static void proc_free(void *ptr)
 		return;
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
-	if (p->perfmap && p->owner)
-		p->owner->perfmap_bytes -= perfmap__bytes(p->perfmap);
-	perfmap__free(p->perfmap);
+	if (p->owner)
+		p->owner->stats.maps_bytes -= p->nmaps * sizeof(*p->maps);
+	perfmap_drop(p);
 	free(p);
 }
 
@@ -121,6 +160,14 @@ static struct binary *binary_get(struct procs *t, const char *path,
 		return NULL;
 	if (hashmap__get(t->binaries, key, n, &v))
 		return (struct binary *)(uintptr_t)v;
+	/* A process can map thousands of files with long names: the record
+	 * of each counts in the mappings' budget, with the mapping that
+	 * asks for it. */
+	if (t->stats.maps_bytes + binary_bytes(path) +
+	    sizeof(struct proc_map) > t->stats.maps_budget) {
+		t->stats.maps_over_budget++;
+		return NULL;
+	}
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -145,6 +192,8 @@ static struct binary *binary_get(struct procs *t, const char *path,
 		binary_free(b);
 		return NULL;
 	}
+	b->owner = t;
+	t->stats.maps_bytes += binary_bytes(path);
 	return b;
 }
 
@@ -188,8 +237,12 @@ static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m,
 		m->anon_exec = true;	/* JIT code, or anonymous text */
 		return true;
 	}
-	/* " (deleted)" files are still mapped; symbols may be gone. */
+	/* " (deleted)" files are still mapped; symbols may be gone. A file
+	 * with no record (out of budget or memory) is not kept: its frames
+	 * are unmapped, not taken for anonymous memory. */
 	m->bin = binary_get(t, path, dev, ino);
+	if (!m->bin)
+		return false;
 	if (hdr->valid && hdr->dev == dev && hdr->ino == ino)
 		m->hdr_start = hdr->start;
 	return true;
@@ -199,7 +252,7 @@ static int load_maps(struct procs *t, struct proc *p)
 {
 	char path[64], *line = NULL;
 	struct proc_map *maps = NULL, *tmp;
-	size_t n = 0, cap = 0, lcap = 0;
+	size_t n = 0, cap = 0, lcap = 0, old;
 	struct hdr_map hdr = { 0 };
 	FILE *f;
 
@@ -210,25 +263,41 @@ static int load_maps(struct procs *t, struct proc *p)
 		t->stats.maps_failed++;
 		return -errno;
 	}
-	while (getline(&line, &lcap, f) > 0 && n < MAX_MAPS) {
+	/* Mappings are counted as they are kept, with the binary records
+	 * they create, so this process gets the room the others leave. */
+	old = p->nmaps * sizeof(*maps);
+	while (getline(&line, &lcap, f) > 0) {
+		if (n == MAX_MAPS || t->stats.maps_bytes - old +
+		    sizeof(*maps) > t->stats.maps_budget) {
+			t->stats.maps_over_budget++;
+			break;
+		}
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;
+			if (cap > MAX_MAPS)
+				cap = MAX_MAPS;
 			tmp = realloc(maps, cap * sizeof(*maps));
 			if (!tmp)
 				break;
 			maps = tmp;
 		}
-		if (parse_maps_line(t, line, &maps[n], &hdr))
+		if (parse_maps_line(t, line, &maps[n], &hdr)) {
 			n++;
+			t->stats.maps_bytes += sizeof(*maps);
+		}
 	}
 	free(line);
 	fclose(f);
+	/* The room doubling left is given back: what is counted is held. */
+	if (n < cap && n && (tmp = realloc(maps, n * sizeof(*maps))))
+		maps = tmp;
 	/* /proc/PID/maps lists mappings in address order already. */
 	for (size_t i = 0; i < n; i++)
 		if (maps[i].bin)
 			maps[i].bin->refs++;
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
+	t->stats.maps_bytes -= old;
 	p->maps = maps;
 	p->nmaps = n;
 	p->maps_ver = ++t->maps_ver;
@@ -543,15 +612,27 @@ static bool ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
 	return have_uid && (have_pid || *nspid == pid);
 }
 
+/* Counts a map not read because of the budget, once per version of the
+ * file. */
+static void perfmap_over_budget(struct procs *t, struct proc *p,
+				uint64_t ino, uint64_t size, uint64_t mtime)
+{
+	if (p->perfmap_over && ino == p->perfmap_ino &&
+	    size == p->perfmap_size && mtime == p->perfmap_mtime_ns)
+		return;
+	p->perfmap_over = true;
+	t->stats.perfmap_over_budget++;
+}
+
 static void perfmap_refresh(struct procs *t, struct proc *p)
 {
 	struct perfmap_stats st;
 	struct perfmap *pm;
+	uint64_t mtime, room;
 	char path[128];
 	uint32_t nspid;
 	struct stat sb;
-	uid_t uid;
-	size_t old, now;
+	uid_t uid = (uid_t)-1;
 	int err;
 
 	p->perfmap_tried = true;
@@ -562,12 +643,40 @@ static void perfmap_refresh(struct procs *t, struct proc *p)
 		 nspid);
 	if (lstat(path, &sb))
 		return;
-	if (p->perfmap && (uint64_t)sb.st_ino == p->perfmap_ino &&
+	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
+		sb.st_mtim.tv_nsec;
+	if ((p->perfmap || p->perfmap_over) &&
+	    (uint64_t)sb.st_ino == p->perfmap_ino &&
 	    (uint64_t)sb.st_size == p->perfmap_size &&
-	    (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + sb.st_mtim.tv_nsec ==
-	    p->perfmap_mtime_ns)
+	    mtime == p->perfmap_mtime_ns) {
+		/* Unchanged: back to the usual pace. */
+		p->perfmap_backoff_ns /= 2;
 		return;
-	err = perfmap__read(path, uid, &pm, &st);
+	}
+	/* Changed since the last read: the next one waits longer. */
+	if (p->perfmap_tried_read)
+		p->perfmap_backoff_ns = p->perfmap_backoff_ns ?
+			p->perfmap_backoff_ns * 2 : PERFMAP_RECHECK_NS;
+	if (p->perfmap_backoff_ns > PERFMAP_RECHECK_MAX_NS)
+		p->perfmap_backoff_ns = PERFMAP_RECHECK_MAX_NS;
+	p->perfmap_tried_read = true;
+	/* The old version goes first: it is stale, and the new one gets its
+	 * room within the total. */
+	perfmap_drop(p);
+	room = t->stats.perfmap_bytes < t->stats.perfmaps_budget ?
+	       t->stats.perfmaps_budget - t->stats.perfmap_bytes : 0;
+	if (room > t->stats.perfmap_proc_budget)
+		room = t->stats.perfmap_proc_budget;
+	/* Too big for the room left, by its size: not opened at all. */
+	if ((uint64_t)sb.st_size > room) {
+		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
+		goto remember;
+	}
+	err = perfmap__read(path, uid, room, &pm, &st);
+	if (err == -EFBIG) {	/* grew since the lstat */
+		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
+		goto remember;
+	}
 	if (err) {
 		if ((err == -EPERM || err == -ENOEXEC) && !p->perfmap_refused) {
 			p->perfmap_refused = true;
@@ -575,15 +684,11 @@ static void perfmap_refresh(struct procs *t, struct proc *p)
 		}
 		return;
 	}
-	old = perfmap__bytes(p->perfmap);
-	now = perfmap__bytes(pm);
-	if (t->perfmap_bytes - old + now > PERFMAPS_BUDGET) {
-		perfmap__free(pm);
-		t->stats.perfmap_over_budget++;
-		return;
-	}
-	if (!p->perfmap)
+	p->perfmap_over = false;
+	if (!p->perfmap_read) {
+		p->perfmap_read = true;
 		t->stats.perfmaps_read++;
+	}
 	/* Maps grow by appending: count only lines not counted before. */
 	if (st.bad_lines > p->perfmap_bad)
 		t->stats.perfmap_bad_lines += st.bad_lines - p->perfmap_bad;
@@ -592,13 +697,12 @@ static void perfmap_refresh(struct procs *t, struct proc *p)
 		p->perfmap_truncated = true;
 		t->stats.perfmap_truncated++;
 	}
-	perfmap__free(p->perfmap);
-	t->perfmap_bytes = t->perfmap_bytes - old + now;
+	t->stats.perfmap_bytes += perfmap__bytes(pm);
 	p->perfmap = pm;
+remember:
 	p->perfmap_ino = sb.st_ino;
 	p->perfmap_size = sb.st_size;
-	p->perfmap_mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
-			      sb.st_mtim.tv_nsec;
+	p->perfmap_mtime_ns = mtime;
 }
 
 const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr)
@@ -610,8 +714,8 @@ const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr)
 	name = perfmap__lookup(p->perfmap, addr, NULL);
 	if (name)
 		return name;
-	if (p->perfmap_tried &&
-	    now_ns() - p->perfmap_checked_ns < PERFMAP_RECHECK_NS)
+	if (p->perfmap_tried && now_ns() - p->perfmap_checked_ns <
+	    PERFMAP_RECHECK_NS + p->perfmap_backoff_ns)
 		return NULL;
 	perfmap_refresh(t, p);
 	return perfmap__lookup(p->perfmap, addr, NULL);

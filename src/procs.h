@@ -31,6 +31,7 @@ struct binary {
 				 * ESTALE: another build than the mapped one */
 	unsigned int refs;	/* mappings that use it */
 	struct symcache *cache;
+	struct procs *owner;	/* whose budget it counts in */
 };
 
 struct proc_map {
@@ -57,7 +58,11 @@ struct proc {
 	/* JIT symbols: /tmp/perf-NSPID.map under the process's root. */
 	struct perfmap *perfmap;
 	bool perfmap_tried, perfmap_refused, perfmap_truncated;
+	bool perfmap_tried_read;	/* a version of the file was seen */
+	bool perfmap_read;		/* ... and one was read */
+	bool perfmap_over;	/* the version seen is over the budget */
 	uint64_t perfmap_checked_ns;
+	uint64_t perfmap_backoff_ns;	/* added to the recheck interval */
 	uint64_t perfmap_ino, perfmap_size, perfmap_mtime_ns;
 	uint64_t perfmap_bad;	/* garbage lines in the last read */
 	struct procs *owner;
@@ -67,6 +72,10 @@ struct procs_stats {
 	uint64_t procs_seen;	/* process entries created */
 	uint64_t maps_reloads;	/* maps re-read for an address not mapped */
 	uint64_t maps_failed;	/* /proc/PID/maps unreadable (process gone) */
+	uint64_t maps_over_budget; /* maps read only in part: the mappings
+				 * of all processes over their budget */
+	uint64_t maps_budget;	/* bytes all mappings kept may take */
+	uint64_t maps_bytes;	/* ... they take now */
 	uint64_t pid_reused;	/* /proc/PID belongs to a newer process */
 	uint64_t elf_failed;	/* binaries whose symbols could not be read */
 	uint64_t elf_corrupt;	/* ... not ELF, or corrupt or truncated ELF */
@@ -77,13 +86,24 @@ struct procs_stats {
 	uint64_t perfmap_truncated;	/* maps over the size bounds */
 	uint64_t perfmap_refused;	/* not a regular file, a symbolic link,
 				 * or owned by another user */
-	uint64_t perfmap_over_budget;	/* not kept: all maps over the bound */
+	uint64_t perfmap_over_budget;	/* not read: over the process's or
+				 * the total budget (once per version) */
+	uint64_t perfmap_proc_budget;	/* bytes one process's map may hold */
+	uint64_t perfmaps_budget;	/* ... all maps */
+	uint64_t perfmap_bytes;		/* ... they hold now */
 	struct debuginfo_stats sym;	/* symbol files and debug info */
 };
 
 struct procs;
 
 struct procs *procs__new(void);
+
+/* Sets the memory bounds of what is kept per process from the agent's
+ * --max-memory (0: record's own defaults). Perf maps: a quarter of it in
+ * all, a sixteenth for one process; a map over its share is not read.
+ * Executable mappings: a quarter of it for all processes; a process that
+ * finds no room keeps the mappings that fit, in address order. */
+void procs__set_memory(struct procs *t, uint64_t max_memory);
 void procs__free(struct procs *t);		/* accepts NULL */
 
 /* The entry for (pid, start_ns), read from /proc on first sight. Returns

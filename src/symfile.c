@@ -36,6 +36,7 @@ struct symcache {
 	struct debuginfo_stats *st;
 	uint64_t tick;
 	uint64_t budget;		/* bytes of DWARF sections */
+	bool budget_set;		/* by TAGPROF_DWARF_MAX_MB */
 	uint64_t dw_bytes;
 	size_t dw_open;
 };
@@ -60,10 +61,21 @@ struct symcache *symcache__new(struct debuginfo_stats *stats)
 	if (env && *env) {
 		errno = 0;
 		mb = strtoull(env, &end, 10);
-		if (!errno && !*end && mb < (1ull << 40))
+		if (!errno && !*end && mb < (1ull << 40)) {
 			c->budget = mb << 20;
+			c->budget_set = true;
+		}
 	}
 	return c;
+}
+
+void symcache__set_memory(struct symcache *c, uint64_t max_memory)
+{
+	if (c->budget_set || !max_memory)
+		return;
+	c->budget = max_memory / SYMCACHE_DWARF_SHARE;
+	if (c->budget > SYMCACHE_DWARF_BUDGET)
+		c->budget = SYMCACHE_DWARF_BUDGET;
 }
 
 static void dwarf_close(struct symcache *c, struct symfile *sf)

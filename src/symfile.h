@@ -23,6 +23,7 @@
  * The agent aims at 32 MB RSS in all; glibc's debug file (libc6-dbg) alone
  * is 10 MB of DWARF once inflated, ~25 ms of CPU, so it stays out. */
 #define SYMCACHE_DWARF_BUDGET	(8ull << 20)
+#define SYMCACHE_DWARF_SHARE	8	/* at most an eighth of max-memory */
 #define SYMCACHE_DWARF_OPEN_MAX	64
 
 struct elfsym;
@@ -31,6 +32,10 @@ struct symcache;
 
 /* stats is updated as files are loaded and looked up; it must outlive c. */
 struct symcache *symcache__new(struct debuginfo_stats *stats);
+
+/* The agent's --max-memory: the DWARF budget becomes at most an eighth of
+ * it (unless TAGPROF_DWARF_MAX_MB set it). 0 changes nothing. */
+void symcache__set_memory(struct symcache *c, uint64_t max_memory);
 void symcache__free(struct symcache *c);	/* accepts NULL */
 
 /* Where the file a process maps was found, and what to look for. */

@@ -177,26 +177,26 @@ static void test_read_file(void)
 
 	snprintf(path, sizeof(path), "%s/perf-1.map", tmpdir);
 	CHECK(write_text(path, "1000 10 from_file\nbad\n"));
-	CHECK(perfmap__read(path, getuid(), &m, &st) == 0);
+	CHECK(perfmap__read(path, getuid(), SIZE_MAX, &m, &st) == 0);
 	CHECK(m && name_at(m, 0x1000, "from_file") && st.bad_lines == 1);
 	perfmap__free(m);
 	/* Owned by someone else (unless that is root). */
 	if (getuid() == 0) {
 		CHECK(chown(path, 12345, 12345) == 0);
-		CHECK(perfmap__read(path, 4242, &m, &st) == -EPERM && !m);
-		CHECK(perfmap__read(path, 12345, &m, &st) == 0);
+		CHECK(perfmap__read(path, 4242, SIZE_MAX, &m, &st) == -EPERM && !m);
+		CHECK(perfmap__read(path, 12345, SIZE_MAX, &m, &st) == 0);
 		perfmap__free(m);
 	}
 	/* A symbolic link is never followed. */
 	snprintf(link, sizeof(link), "%s/perf-2.map", tmpdir);
 	CHECK(symlink(path, link) == 0);
-	CHECK(perfmap__read(link, getuid(), &m, &st) == -EPERM && !m);
+	CHECK(perfmap__read(link, getuid(), SIZE_MAX, &m, &st) == -EPERM && !m);
 	/* Not a regular file. */
 	snprintf(link, sizeof(link), "%s/perf-3.map", tmpdir);
 	CHECK(mkfifo(link, 0600) == 0);
-	CHECK(perfmap__read(link, getuid(), &m, &st) == -ENOEXEC && !m);
+	CHECK(perfmap__read(link, getuid(), SIZE_MAX, &m, &st) == -ENOEXEC && !m);
 	snprintf(link, sizeof(link), "%s/missing.map", tmpdir);
-	CHECK(perfmap__read(link, getuid(), &m, &st) == -ENOENT && !m);
+	CHECK(perfmap__read(link, getuid(), SIZE_MAX, &m, &st) == -ENOENT && !m);
 }
 
 /* A file over the bound: its first PERFMAP_FILE_MAX bytes are read. */
@@ -227,13 +227,75 @@ static void test_read_bound(void)
 	}
 	fprintf(f, "20 1 past_the_bound\n");
 	CHECK(fclose(f) == 0);
-	CHECK(perfmap__read(path, getuid(), &m, &st) == 0);
+	CHECK(perfmap__read(path, getuid(), SIZE_MAX, &m, &st) == 0);
 	CHECK(m && st.truncated);
 	CHECK(st.bad_lines == 0);
 	CHECK(perfmap__count(m) < PERFMAP_ENTRIES_MAX);
 	CHECK(!perfmap__lookup(m, 0x20, NULL));
 	name = perfmap__lookup(m, 0x10, NULL);
 	CHECK(name && strlen(name) == sizeof(line) - 7 && name[0] == 'x');
+	perfmap__free(m);
+	unlink(path);
+}
+
+/* The memory budget: a file over it is refused before it is read; one
+ * under it that parses into more (short lines cost a 24-byte entry each)
+ * is cut where the budget ends; and the map never holds more. */
+static void test_read_budget(void)
+{
+	char path[PATH_MAX];
+	struct perfmap_stats st;
+	struct perfmap *m = NULL;
+	size_t i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/budget.map", tmpdir);
+	f = fopen(path, "w");
+	CHECK(f);
+	for (i = 0; i < 10000; i++)
+		fprintf(f, "%zx 1 f\n", 0x1000 + i);
+	CHECK(fclose(f) == 0);
+	/* 10000 lines of 8 to 9 bytes: about 85 KB. */
+	CHECK(perfmap__read(path, getuid(), 64 << 10, &m, &st) == -EFBIG && !m);
+	CHECK(st.lines == 0);
+	CHECK(perfmap__read(path, getuid(), 128 << 10, &m, &st) == 0 && m);
+	CHECK(st.truncated && perfmap__count(m) < 10000);
+	CHECK(perfmap__bytes(m) <= (128 << 10) + 64);
+	CHECK(name_at(m, 0x1000, "f"));
+	perfmap__free(m);
+	CHECK(perfmap__read(path, getuid(), 1 << 20, &m, &st) == 0 && m);
+	CHECK(!st.truncated && perfmap__count(m) == 10000);
+	CHECK(name_at(m, 0x1000 + 9999, "f"));
+	/* What is held is what the entries need, not a doubled array. */
+	CHECK(perfmap__bytes(m) <= 64 + 10000 * 24 + 10000 * 2);
+	perfmap__free(m);
+	unlink(path);
+}
+
+/* A line longer than the read buffer is cut, not lost, and the lines
+ * after it are read. */
+static void test_read_long_line(void)
+{
+	char path[PATH_MAX];
+	struct perfmap_stats st;
+	struct perfmap *m = NULL;
+	const char *name;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/long.map", tmpdir);
+	f = fopen(path, "w");
+	CHECK(f);
+	fprintf(f, "1000 10 ");
+	for (int i = 0; i < 200000; i++)
+		fputc('y', f);
+	fprintf(f, "\n2000 10 after_it\n3000 10 no_newline");
+	CHECK(fclose(f) == 0);
+	CHECK(perfmap__read(path, getuid(), SIZE_MAX, &m, &st) == 0 && m);
+	name = perfmap__lookup(m, 0x1000, NULL);
+	CHECK(name && strlen(name) == PERFMAP_NAME_MAX);
+	CHECK(name_at(m, 0x2000, "after_it"));
+	CHECK(name_at(m, 0x3000, "no_newline"));
+	CHECK(st.bad_lines == 0);
 	perfmap__free(m);
 	unlink(path);
 }
@@ -254,6 +316,8 @@ int main(void)
 	RUN(test_empty);
 	RUN(test_read_file);
 	RUN(test_read_bound);
+	RUN(test_read_budget);
+	RUN(test_read_long_line);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd))
 		fprintf(stderr, "could not remove %s\n", tmpdir);
