@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "perfmap.h"
+#include "targetfile.h"
 #include "utf8.h"
 
 /* Entries looked at below the one found when it does not hold the
@@ -313,19 +314,12 @@ int perfmap__read(const char *path, uid_t owner, size_t max_bytes,
 
 	memset(st, 0, sizeof(*st));
 	*out = NULL;
-	/* O_NOFOLLOW: the owner could point its map at a file it cannot
-	 * read itself, to see that file's lines as function names. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+	/* No link anywhere on the way (targetfile.h): the owner could point
+	 * its map at a file it cannot read itself, to see that file's lines
+	 * as function names. A FIFO or device there is not opened. */
+	fd = targetfile__open(path, NULL, &sb);
 	if (fd < 0)
-		return errno == ELOOP ? -EPERM : -errno;
-	if (fstat(fd, &sb)) {
-		err = -errno;
-		goto cleanup;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
+		return fd == -ELOOP ? -EPERM : fd;
 	if (sb.st_uid != owner && sb.st_uid != 0) {
 		err = -EPERM;
 		goto cleanup;
