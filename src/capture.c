@@ -369,11 +369,12 @@ static void targetfile_comment(struct capture *c, struct pprof *pp)
 		"permitted); refused: %" PRIu64 " symbolic links, %" PRIu64
 		" not regular files (FIFO, device, socket), %" PRIu64
 		" not the mapped file, %" PRIu64 " DWARF naming another file; "
+		"%" PRIu64 " files with symbol tables over the memory budget; "
 		"CFI: %" PRIu64 " binaries over %u MiB, %" PRIu64 " cache "
 		"resets", fs->opened, fs->by_map_files, fs->map_files_denied,
 		fs->symlink, fs->not_regular, fs->replaced,
-		ps->sym.dwarf_external, us->cfi_too_big,
-		ELFIMAGE_CFI_MAX >> 20, us->bins_reset);
+		ps->sym.dwarf_external, ps->sym.symbols_over_budget,
+		us->cfi_too_big, ELFIMAGE_CFI_MAX >> 20, us->bins_reset);
 }
 
 /* Every way this window lost or degraded data, counted. */

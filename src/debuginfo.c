@@ -135,7 +135,7 @@ static bool try_candidate(struct search *s, const char *path, enum how how,
 		close(fd);
 		return false;
 	}
-	e = elfsym__open_fd(fd);
+	e = elfsym__open_fd(fd, t->sym_max);
 	if (!e || elfsym__damaged(e) ||
 	    (!elfsym__has_symtab(e) && !elfsym__has_dwarf(e))) {
 		s->st->debug_bad++;

@@ -43,6 +43,8 @@ struct debuginfo_stats {
 	uint64_t dwarf_changed;		/* file changed since its symbols */
 	uint64_t dwarf_external;	/* refused: names another file (dwz)
 					 * outside the host's debug dirs */
+	uint64_t symbols_over_budget;	/* files with a symbol table left
+					 * out for its size */
 };
 
 /* What is known of a binary when its debug file is looked for. */
@@ -54,6 +56,7 @@ struct debug_target {
 	uint32_t crc;		/* and the CRC-32 the link records */
 	uint64_t dev, ino;	/* the binary itself (never its own debug
 				 * file) */
+	uint64_t sym_max;	/* symbol tables' bound (elfsym__open_fd) */
 };
 
 /* Looks for the binary's debug file. Returns its symbols, with the path it

@@ -58,6 +58,7 @@ struct elfsym {
 	char *debuglink;	/* .gnu_debuglink file name, or NULL */
 	uint32_t debuglink_crc;
 	uint64_t dev, ino;	/* the file read (targetfile__dev) */
+	bool over_budget;	/* a symbol table left out for its size */
 };
 
 /* A candidate while loading: the name still points into the mapped file,
@@ -83,6 +84,9 @@ struct elfsym_load_ctx {
 	uint64_t file_size;
 	size_t shnum;
 	bool have_shdrs;
+	uint64_t max_bytes;	/* for the symbol tables, 0: no bound */
+	uint64_t used;
+	bool over_budget;	/* a table was left out for max_bytes */
 };
 
 static int elfsym__cands_push(struct elfsym_cands *c,
@@ -252,11 +256,25 @@ static int elfsym__read_symtab(const struct elfsym_load_ctx *ctx,
 	return 0;
 }
 
-static int elfsym__read_symbols(const struct elfsym_load_ctx *ctx,
+/* What reading a symbol table costs, before anything of it is read: its
+ * bytes and its strings' as libelf holds them, and a candidate (about
+ * twice a symbol's size) per entry. */
+static uint64_t elfsym__table_cost(const struct elfsym_load_ctx *ctx,
+				   const GElf_Shdr *shdr)
+{
+	Elf_Scn *str = elf_getscn(ctx->elf, shdr->sh_link);
+	GElf_Shdr strh;
+	uint64_t strsz = str && gelf_getshdr(str, &strh) ? strh.sh_size : 0;
+
+	return 3 * shdr->sh_size + strsz;
+}
+
+static int elfsym__read_symbols(struct elfsym_load_ctx *ctx,
 				struct elfsym_cands *cands)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
+	uint64_t cost;
 	int err;
 
 	if (!ctx->have_shdrs)
@@ -266,6 +284,15 @@ static int elfsym__read_symbols(const struct elfsym_load_ctx *ctx,
 			continue;
 		if (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM)
 			continue;
+		/* A file's owner decides how big its tables are: one over
+		 * the budget is left out, and its functions go unnamed. */
+		cost = elfsym__table_cost(ctx, &shdr);
+		if (ctx->max_bytes && (cost > ctx->max_bytes ||
+				       ctx->used > ctx->max_bytes - cost)) {
+			ctx->over_budget = true;
+			continue;
+		}
+		ctx->used += cost;
 		err = elfsym__read_symtab(ctx, scn, &shdr, cands);
 		if (err)
 			return err;
@@ -616,9 +643,9 @@ cleanup:
 	return err;
 }
 
-struct elfsym *elfsym__open_fd(int fd)
+struct elfsym *elfsym__open_fd(int fd, uint64_t max_bytes)
 {
-	struct elfsym_load_ctx ctx = { 0 };
+	struct elfsym_load_ctx ctx = { .max_bytes = max_bytes };
 	struct elfsym *e = NULL;
 	struct stat st;
 	int err;
@@ -648,6 +675,7 @@ struct elfsym *elfsym__open_fd(int fd)
 		goto cleanup;
 	}
 	err = elfsym__load(e, &ctx);
+	e->over_budget = ctx.over_budget;
 cleanup:
 	if (ctx.elf)
 		elf_end(ctx.elf);
@@ -669,11 +697,16 @@ struct elfsym *elfsym__open(const char *path)
 		errno = -fd;
 		return NULL;
 	}
-	e = elfsym__open_fd(fd);
+	e = elfsym__open_fd(fd, 0);
 	err = errno;
 	close(fd);
 	errno = err;
 	return e;
+}
+
+bool elfsym__over_budget(const struct elfsym *e)
+{
+	return e && e->over_budget;
 }
 
 void elfsym__file_id(const struct elfsym *e, uint64_t *dev, uint64_t *ino)

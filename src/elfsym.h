@@ -14,8 +14,11 @@ struct elfsym;
  * for a file that is not ELF, EINVAL for a corrupt one). */
 struct elfsym *elfsym__open(const char *path);
 /* The same from a descriptor of a regular file (targetfile.h), read with
- * pread; path opens through targetfile__open (no links, no FIFOs). */
-struct elfsym *elfsym__open_fd(int fd);
+ * pread; path opens through targetfile__open (no links, no FIFOs). A
+ * symbol table whose reading would cost more than max_bytes (0: no bound)
+ * is left out (elfsym__over_budget). */
+struct elfsym *elfsym__open_fd(int fd, uint64_t max_bytes);
+bool elfsym__over_budget(const struct elfsym *e);
 void elfsym__free(struct elfsym *e);                    /* accepts NULL */
 
 /* Lower-case hex GNU build ID, or NULL when the file has none. */

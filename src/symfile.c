@@ -36,6 +36,7 @@ struct symcache {
 	struct debuginfo_stats *st;
 	uint64_t tick;
 	uint64_t budget;		/* bytes of DWARF sections */
+	uint64_t sym_max;		/* one file's symbol tables */
 	bool budget_set;		/* by TAGPROF_DWARF_MAX_MB */
 	uint64_t dw_bytes;
 	size_t dw_open;
@@ -71,7 +72,10 @@ struct symcache *symcache__new(struct debuginfo_stats *stats)
 
 void symcache__set_memory(struct symcache *c, uint64_t max_memory)
 {
-	if (c->budget_set || !max_memory)
+	if (!max_memory)
+		return;
+	c->sym_max = max_memory / SYMCACHE_SYMBOLS_SHARE;
+	if (c->budget_set)
 		return;
 	c->budget = max_memory / SYMCACHE_DWARF_SHARE;
 	if (c->budget > SYMCACHE_DWARF_BUDGET)
@@ -130,7 +134,7 @@ static struct symfile *symfile_load(struct symcache *c,
 		errno = ENOMEM;
 		return NULL;
 	}
-	sf->bin = elfsym__open_fd(src->fd);
+	sf->bin = elfsym__open_fd(src->fd, c->sym_max);
 	if (!sf->bin)
 		goto fail;
 	/* The file may have been replaced since its build ID was read. */
@@ -146,6 +150,7 @@ static struct symfile *symfile_load(struct symcache *c,
 		t.debuglink = elfsym__debuglink(sf->bin, &t.crc);
 		t.dev = src->dev;
 		t.ino = src->ino;
+		t.sym_max = c->sym_max;
 		sf->dbg = debuginfo__find(&t, &dbg_path, &dbg_follow, c->st);
 		if (!sf->dbg && !elfsym__has_symtab(sf->bin))
 			c->st->debug_missing++;
@@ -170,6 +175,8 @@ static struct symfile *symfile_load(struct symcache *c,
 		sf->dbg = NULL;
 	}
 	free(dbg_path);
+	if (elfsym__over_budget(sf->bin) || elfsym__over_budget(sf->dbg))
+		c->st->symbols_over_budget++;
 	c->st->files++;
 	return sf;
 fail:

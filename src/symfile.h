@@ -25,6 +25,10 @@
 #define SYMCACHE_DWARF_BUDGET	(8ull << 20)
 #define SYMCACHE_DWARF_SHARE	8	/* at most an eighth of max-memory */
 #define SYMCACHE_DWARF_OPEN_MAX	64
+/* One file's symbol tables may cost at most a quarter of max-memory (the
+ * agent's --max-memory; `record`: 512M): the rest of a binary's owner's
+ * making is left out and its functions go unnamed, counted. */
+#define SYMCACHE_SYMBOLS_SHARE	4
 
 struct elfsym;
 struct symfile;
