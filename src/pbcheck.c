@@ -14,7 +14,6 @@ enum {
 };
 
 #define NONE PBCHECK_NMSGS	/* a field that is not a message */
-#define FIELD_MAX ((1u << 29) - 1)
 #define SCHEMA_FIELDS 7		/* the schema's highest field number + 1 */
 
 /* The message type of each message field, by field number; the rest are
@@ -59,12 +58,31 @@ static bool read_varint(const uint8_t *buf, size_t end, size_t *pos,
 	return false;
 }
 
+/* A tag read as protobuf-c reads it (at most 5 bytes, field 0 refused
+ * by its first byte), so that both see the same field numbers. */
+static bool read_tag(const uint8_t *buf, size_t end, size_t *pos,
+		     uint64_t *field, unsigned *wire)
+{
+	uint64_t tag;
+
+	if (*pos >= end || !(buf[*pos] & 0xf8))
+		return false;
+	if (end - *pos > 5)
+		end = *pos + 5;
+	if (!read_varint(buf, end, pos, &tag))
+		return false;
+	*field = tag >> 3;
+	*wire = tag & 7;
+	return true;
+}
+
 int pbcheck__payload(const uint8_t *buf, size_t len, enum pbcheck_msg root)
 {
 	struct frame stack[MAX_FRAMES];
 	unsigned depth = 1, any_depth = 0;
 	size_t pos = 0, fields = 0;
-	uint64_t tag, n;
+	uint64_t field, n;
+	unsigned wire;
 	uint8_t child;
 
 	if (root >= PBCHECK_NMSGS)
@@ -80,23 +98,21 @@ int pbcheck__payload(const uint8_t *buf, size_t len, enum pbcheck_msg root)
 			depth--;
 			continue;
 		}
-		if (!read_varint(buf, f->end, &pos, &tag) || (tag >> 3) == 0 ||
-		    (tag >> 3) > FIELD_MAX)
+		if (!read_tag(buf, f->end, &pos, &field, &wire))
 			return -EBADMSG;
 		if (++fields > PBCHECK_MAX_FIELDS)
 			return -E2BIG;
-		child = (tag >> 3) < SCHEMA_FIELDS ? schema[f->msg][tag >> 3] :
-						     NONE;
-		if (child != NONE && (tag & 7) != WIRE_LEN)
+		child = field < SCHEMA_FIELDS ? schema[f->msg][field] : NONE;
+		if (child != NONE && wire != WIRE_LEN)
 			return -EBADMSG;
-		switch (tag & 7) {
+		switch (wire) {
 		case WIRE_VARINT:
 			if (!read_varint(buf, f->end, &pos, &n))
 				return -EBADMSG;
 			break;
 		case WIRE_I64:
 		case WIRE_I32:
-			n = (tag & 7) == WIRE_I64 ? 8 : 4;
+			n = wire == WIRE_I64 ? 8 : 4;
 			if (n > f->end - pos)
 				return -EBADMSG;
 			pos += n;
