@@ -257,6 +257,7 @@ int procctx__read(int pid, struct procctx *ctx)
 		ret = find_mapping(pid, &addr);
 		if (ret)
 			return ret;
+		ret = -EAGAIN;	/* found: now read it */
 	}
 	for (int i = 0; i < READ_TRIES && ret == -EAGAIN; i++) {
 		procctx__clear(&fresh);
