@@ -34,7 +34,8 @@ int main(int argc, char **argv)
 		return 1;
 	/* The thread-context slot is written, as a writer's would be. */
 	*(void *volatile *)&otel_thread_ctx_v1 = NULL;
-	printf("deepctx: %s, %zu levels in %zu bytes\n", mode, levels, n);
+	printf("deepctx: pid %d, %s, %zu levels in %zu bytes\n", getpid(), mode,
+	       levels, n);
 	fflush(stdout);
 	ipu = calibrate_iters_per_us();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
