@@ -184,7 +184,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BU
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -o $@ $< -lpthread -ldl $(WORKLOAD_LDFLAGS)
 
 # Writers export their context symbols in .dynsym, as the ABIs ask.
-$(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx: \
+$(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx $(BUILD)/workloads/deepctx: \
 	WORKLOAD_LDFLAGS = -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
 $(BUILD)/workloads/clwriter: WORKLOAD_LDFLAGS = \
 	-Wl,--export-dynamic-symbol=custom_labels_current_set \

@@ -61,6 +61,7 @@ struct agent {
 	uint64_t dropped_files;		/* pending files given up on */
 	bool over_memory;		/* samples dropped: heap > max-memory */
 	uint64_t perfmaps_over;		/* perf maps over budget, as logged */
+	uint64_t ctx_refusals;		/* process contexts refused, as logged */
 	char host[256];
 };
 
@@ -467,7 +468,14 @@ static time_t window_end(time_t now, uint64_t window)
 static void end_window(struct agent *a)
 {
 	struct pprof *pp = capture__take(a->cap);
+	char refused[160];
+	uint64_t n;
 
+	/* Hostile process contexts are logged once per window with news. */
+	n = capture__ctx_refusals(a->cap, refused, sizeof(refused));
+	if (n > a->ctx_refusals)	/* a new capture starts from 0 */
+		logf_("process context since start: %s", refused);
+	a->ctx_refusals = n;
 	if (!pp) {
 		logf_("out of memory closing a window; it goes on");
 		return;

@@ -12,6 +12,7 @@
 #include "capture.h"
 #include "elfimage.h"
 #include "ksyms.h"
+#include "pbcheck.h"
 #include "pprof.h"
 #include "procs.h"
 #include "sample_event.h"
@@ -385,6 +386,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 	const struct procs_stats *ps = procs__stats(c->procs);
 	const struct threadctx_stats *ts = threadctx__stats(c->tc);
 	const struct ksyms_stats *ks = ksyms__stats(c->ks);
+	char refused[160];
 
 	comment(pp, "tagprof " TAGPROF_VERSION);
 	comment(pp, "event: %s", c->o.event.name);
@@ -453,6 +455,8 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		(unsigned long long)st->ctx_torn, ts->unknown_key, ts->bad_utf8,
 		ts->truncated, ts->locate_failed,
 		(unsigned long long)st->label_filtered);
+	capture__ctx_refusals(c, refused, sizeof(refused));
+	comment(pp, "process context since start: %s", refused);
 	comment(pp, "register tags: %llu samples with a tag, %" PRIu64
 		" processes declared tags; %llu saved registers unreadable, %"
 		PRIu64 " field values without a name; %llu samples dropped by "
@@ -569,10 +573,22 @@ const struct procs_stats *capture__procs_stats(const struct capture *c)
 	return procs__stats(c->procs);
 }
 
+uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
+{
+	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+
+	snprintf(buf, len, "%" PRIu64 " payloads refused unread (AnyValues "
+		 "nested over %d deep or over %d fields), %" PRIu64
+		 " malformed", ts->ctx_refused, PBCHECK_MAX_ANY_DEPTH,
+		 PBCHECK_MAX_FIELDS, ts->ctx_malformed);
+	return ts->ctx_refused + ts->ctx_malformed;
+}
+
 void capture__print_summary(struct capture *c, uint64_t duration_ns)
 {
 	const struct threadctx_stats *ts = threadctx__stats(c->tc);
 	unsigned long long fails;
+	char refused[160];
 	struct tp_stats st;
 
 	sampler__stats(c->sampler, &st, NULL);
@@ -612,6 +628,8 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 			(unsigned long long)st.ctx_invalid,
 			(unsigned long long)st.ctx_oversize,
 			(unsigned long long)st.ctx_torn, ts->unknown_key);
+	if (capture__ctx_refusals(c, refused, sizeof(refused)))
+		fprintf(stderr, "tagprof: process context: %s\n", refused);
 	if (c->o.filters.label_key)
 		fprintf(stderr, "tagprof: --label %s=%s dropped %llu samples\n",
 			c->o.filters.label_key, c->o.filters.label_val,

@@ -70,6 +70,12 @@ size_t capture__processes(const struct capture *c);
 /* The process table's counters: perf maps read and refused, and more. */
 const struct procs_stats *capture__procs_stats(const struct capture *c);
 
+/* Writes what was refused of processes' OTEL_CTX payloads since the start
+ * into buf ("N payloads refused unread (...), M malformed") and returns
+ * N + M: the profile's comments, record's summary and the agent's log say
+ * the same. */
+uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len);
+
 /* The end-of-run summary lines, on stderr. */
 void capture__print_summary(struct capture *c, uint64_t duration_ns);
 

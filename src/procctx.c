@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* OTEP 4719 process context reader. Everything read from the target is
  * untrusted: sizes are bounded, strings copied with their lengths, and the
- * payload decoded with protobuf-c, which validates the wire format. */
+ * payload checked by pbcheck (nesting, field count, wire format) before
+ * protobuf-c, which recurses once per nested message, decodes it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "otel_process_ctx.pb-c.h"
+#include "pbcheck.h"
 #include "procctx.h"
 
 #define SIGNATURE "OTEL_CTX"
@@ -182,14 +184,19 @@ static int take_attr(struct procctx *ctx, const Tagprof__Otel__KeyValue *kv)
 	return 0;
 }
 
-static int decode(const uint8_t *buf, size_t len, struct procctx *out)
+int procctx__decode(const uint8_t *buf, size_t len, struct procctx *out)
 {
 	Tagprof__Otel__ProcessContext *pc;
-	int ret = 0;
+	int ret;
 
+	ret = pbcheck__payload(buf, len, PBCHECK_PROCESS_CONTEXT);
+	if (ret == -E2BIG)
+		return -ELOOP;		/* one refusal, for one counter */
+	if (ret)
+		return ret;
 	pc = tagprof__otel__process_context__unpack(NULL, len, buf);
 	if (!pc)
-		return -EINVAL;
+		return -EBADMSG;
 	for (size_t i = 0; pc->resource && !ret &&
 			   i < pc->resource->n_attributes; i++)
 		ret = take_attr(out, pc->resource->attributes[i]);
@@ -199,9 +206,10 @@ static int decode(const uint8_t *buf, size_t len, struct procctx *out)
 	return ret;
 }
 
-/* One attempt of the reading protocol. Returns 0, 1 (unchanged), or
- * -EAGAIN when the writer was mid-update. */
-static int read_once(int pid, uint64_t addr, uint64_t last,
+/* One attempt of the reading protocol. Returns 0, 1 (unchanged, or the
+ * payload prev refused), -EAGAIN when the writer was mid-update, or the
+ * decoder's refusal with out->refused_at set. */
+static int read_once(int pid, uint64_t addr, const struct procctx *prev,
 		     struct procctx *out)
 {
 	struct ctx_header h;
@@ -216,7 +224,8 @@ static int read_once(int pid, uint64_t addr, uint64_t last,
 		return -EINVAL;
 	if (h.published_at == 0)
 		return -EAGAIN;		/* update in progress */
-	if (h.published_at == last)
+	if (h.published_at == prev->published_at ||
+	    h.published_at == prev->refused_at)
 		return 1;
 	if (h.payload_size == 0 || h.payload_size > PROCCTX_MAX_PAYLOAD)
 		return -EINVAL;
@@ -229,9 +238,11 @@ static int read_once(int pid, uint64_t addr, uint64_t last,
 	if (!ret && again != h.published_at)
 		ret = -EAGAIN;
 	if (!ret)
-		ret = decode(payload, h.payload_size, out);
+		ret = procctx__decode(payload, h.payload_size, out);
 	if (!ret)
 		out->published_at = h.published_at;
+	else if (ret == -ELOOP || ret == -EBADMSG)
+		out->refused_at = h.published_at;
 	free(payload);
 	return ret;
 }
@@ -246,17 +257,22 @@ int procctx__read(int pid, struct procctx *ctx)
 		ret = find_mapping(pid, &addr);
 		if (ret)
 			return ret;
+		ret = -EAGAIN;	/* found: now read it */
 	}
 	for (int i = 0; i < READ_TRIES && ret == -EAGAIN; i++) {
 		procctx__clear(&fresh);
-		ret = read_once(pid, addr, ctx->published_at, &fresh);
+		ret = read_once(pid, addr, ctx, &fresh);
 	}
 	if (ret) {
+		/* The same payload is not fetched, decoded or counted again:
+		 * only a new published_at is. */
+		if (fresh.refused_at)
+			ctx->refused_at = fresh.refused_at;
 		procctx__clear(&fresh);
 		/* A cached address that stopped holding a context: forget it. */
 		if (ret == -EINVAL || ret == -EFAULT || ret == -ESRCH)
 			ctx->header_addr = 0;
-		else if (ret == 1)
+		else if (ret == 1 || ret == -ELOOP || ret == -EBADMSG)
 			ctx->header_addr = addr;
 		return ret;
 	}

@@ -21,6 +21,7 @@ struct procctx_attr {		/* one extra attribute, e.g. tagprof.tag.* */
 struct procctx {
 	uint64_t header_addr;	/* where OTEL_CTX lives; 0 = not found yet */
 	uint64_t published_at;	/* of the payload decoded below */
+	uint64_t refused_at;	/* of the last payload refused, not re-read */
 	char *service_name;
 	char *schema_version;	/* threadlocal.schema_version */
 	char **keys;		/* threadlocal.attribute_key_map, by key_idx */
@@ -31,10 +32,19 @@ struct procctx {
 
 /* Reads (or refreshes) pid's process context into ctx, following the
  * 4719 reading protocol: header, payload, then published_at again.
- * Returns 0 (ctx updated), 1 (unchanged since the last read), -ENOENT (no
- * OTEL_CTX mapping), -EAGAIN (kept changing while read), -EINVAL (bad
- * header or payload) or -errno. On error ctx keeps its previous content. */
+ * Returns 0 (ctx updated), 1 (unchanged since the last read, or the same
+ * payload as the last refused one), -ENOENT (no OTEL_CTX mapping), -EAGAIN
+ * (kept changing while read), -EINVAL (bad header), a refusal of
+ * procctx__decode, or -errno. A refused payload is returned as refused
+ * once, then as unchanged until the process publishes another. On error
+ * ctx keeps its previous content. */
 int procctx__read(int pid, struct procctx *ctx);
+
+/* Decodes a ProcessContext payload into out (zeroed by the caller).
+ * Returns 0; -ELOOP when the payload is refused unread (AnyValues nested
+ * too deep, or too many fields: pbcheck.h); -EBADMSG when it is not a
+ * valid ProcessContext; or -ENOMEM. */
+int procctx__decode(const uint8_t *buf, size_t len, struct procctx *out);
 
 /* Frees what ctx holds and zeroes it. Accepts NULL. */
 void procctx__clear(struct procctx *ctx);

@@ -205,6 +205,19 @@ static void publish(struct threadctx *t, struct pctx *p)
 		p->found = true;
 }
 
+/* procctx__read, counting the payloads it refuses (each once: it reports
+ * the same payload as unchanged afterwards). */
+static int read_ctx(struct threadctx *t, struct pctx *p)
+{
+	int ret = procctx__read(p->pid, &p->ctx);
+
+	if (ret == -ELOOP)
+		t->stats.ctx_refused++;
+	else if (ret == -EBADMSG)
+		t->stats.ctx_malformed++;
+	return ret;
+}
+
 static void load_tags(struct threadctx *t, struct pctx *p)
 {
 	bool had = p->tags.reg;
@@ -238,7 +251,7 @@ static void discover(struct threadctx *t, struct pctx *p)
 	/* Keys and tags are in the process context, which the writers of a
 	 * thread context publish (libtagprof does, for tags too): only then is
 	 * it worth another read of the maps. */
-	if (r1 == 0 && procctx__read(p->pid, &p->ctx) == 0)
+	if (r1 == 0 && read_ctx(t, p) == 0)
 		load_tags(t, p);
 	if (r1 == 0 || r2 == 0 || p->tags.reg) {
 		if (!p->found_ns)
@@ -323,7 +336,7 @@ static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 	if ((!p->ctx.header_addr && !p->found) || now - p->refreshed_ns < every)
 		return;
 	p->refreshed_ns = now;
-	if (procctx__read(p->pid, &p->ctx) != 0)
+	if (read_ctx(t, p) != 0)
 		return;
 	t->stats.ctx_refreshes++;
 	load_tags(t, p);
@@ -463,7 +476,7 @@ static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx)
 							   REFRESH_SCAN_NS)) {
 		p->refreshed_ns = now;
 		t->stats.key_refreshes++;
-		if (procctx__read(p->pid, &p->ctx) == 0)
+		if (read_ctx(t, p) == 0)
 			load_tags(t, p);
 		if (idx < p->ctx.nkeys)
 			return p->ctx.keys[idx];
@@ -575,7 +588,7 @@ static const char *tag_value_name(struct threadctx *t, struct pctx *p,
 	now = now_ns();
 	if (now - p->refreshed_ns >= REFRESH_NS) {
 		p->refreshed_ns = now;
-		if (procctx__read(p->pid, &p->ctx) == 0) {
+		if (read_ctx(t, p) == 0) {
 			t->stats.ctx_refreshes++;
 			load_tags(t, p);
 			name = tags__name(&p->tags, f, v);

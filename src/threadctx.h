@@ -22,6 +22,9 @@ struct threadctx_stats {
 	uint64_t tag_procs;	/* processes that declared register tags */
 	uint64_t tag_unnamed;	/* tag field values without a name */
 	uint64_t ctx_refreshes;	/* process contexts re-read after a change */
+	uint64_t ctx_refused;	/* process-context payloads refused unread:
+				   nested too deep or too many fields */
+	uint64_t ctx_malformed;	/* ...not a valid ProcessContext */
 };
 
 struct threadctx;

@@ -54,6 +54,33 @@ static inline size_t pb_kv(uint8_t *p, unsigned field, const char *k,
 
 static uint8_t otel_payload[4096];
 
+/* Publishes payload as the OTEP 4719 header of a memfd mapping named
+ * OTEL_CTX, the signature written last. Returns the mapping (where
+ * published_at is at +16 and the payload pointer at +24), or NULL. */
+static inline uint8_t *otel_ctx_map(const void *payload, size_t n)
+{
+	struct timespec ts;
+	uint8_t *m;
+	int fd;
+
+	fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 4096))
+		return NULL;
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	*(uint32_t *)(m + 8) = 2;
+	*(uint32_t *)(m + 12) = n;
+	*(uint64_t *)(m + 24) = (uint64_t)(uintptr_t)payload;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	*(uint64_t *)(m + 16) = ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	atomic_thread_fence(memory_order_seq_cst);
+	memcpy(m, "OTEL_CTX", 8);
+	prctl(0x53564d41, 0, (unsigned long)m, 4096, "OTEL_CTX");
+	return m;
+}
+
 /* Publishes ProcessContext{resource = 1 {attributes = 1: service.name},
  * extra_attributes = 2: schema version and the key map}. */
 static inline int otel_ctx_publish(const char *service, const char *const *keys,
@@ -61,8 +88,6 @@ static inline int otel_ctx_publish(const char *service, const char *const *keys,
 {
 	uint8_t any[2048], arr[2048], res[512], v[300];
 	size_t n = 0, an = 0, rn;
-	uint8_t *m;
-	int fd;
 
 	rn = pb_kv(res, 1, "service.name", any, pb_anystr(any, service));
 	n += pb_bytes(otel_payload + n, 1, res, rn);
@@ -72,28 +97,57 @@ static inline int otel_ctx_publish(const char *service, const char *const *keys,
 		an += pb_bytes(arr + an, 1, v, pb_anystr(v, keys[i]));
 	n += pb_kv(otel_payload + n, 2, "threadlocal.attribute_key_map", any,
 		   pb_bytes(any, 5, arr, an));
+	return otel_ctx_map(otel_payload, n) ? 0 : -1;
+}
 
-	fd = memfd_create("OTEL_CTX", MFD_CLOEXEC);
-	if (fd < 0 || ftruncate(fd, 4096))
-		return -1;
-	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -1;
-	memcpy(m, "OTEL_CTX", 8);
-	*(uint32_t *)(m + 8) = 2;
-	*(uint32_t *)(m + 12) = n;
-	*(uint64_t *)(m + 24) = (uint64_t)(uintptr_t)otel_payload;
-	atomic_thread_fence(memory_order_seq_cst);
-	{
-		struct timespec ts;
+/* Makes buf[*start..cap) field f (wire type 2) of a message: prepends
+ * its tag and length. */
+static inline void pb_wrap(uint8_t *buf, size_t cap, size_t *start, unsigned f)
+{
+	uint8_t hdr[20];
+	size_t h = pb_varint(hdr, (f << 3) | 2);
 
-		clock_gettime(CLOCK_BOOTTIME, &ts);
-		*(volatile uint64_t *)(m + 16) =
-			ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	h += pb_varint(hdr + h, cap - *start);
+	*start -= h;
+	memcpy(buf + *start, hdr, h);
+}
+
+/* Hostile payloads (issue 10), built backwards from the end of buf:
+ * ProcessContext{extra_attributes{KeyValue{key "x", value}}} whose value
+ * nests `levels` more AnyValues (levels + 1 in all) around a string, or
+ * holds a flat array of `levels` empty AnyValues; levels 0: as many as buf
+ * allows. kind: 'a' array_value chain, 'k' kvlist_value chain, 'n' flat.
+ * Returns the payload's size; it starts at buf + cap - size. */
+static inline size_t otel_ctx_hostile(uint8_t *buf, size_t cap, char kind,
+				      size_t levels, size_t *made)
+{
+	static const unsigned chain_a[] = { 1, 5 };	/* values, array_value */
+	static const unsigned chain_k[] = { 2, 1, 6 };	/* value, values, kvlist */
+	const unsigned *chain = kind == 'k' ? chain_k : chain_a;
+	size_t nchain = kind == 'k' ? 3 : 2, start = cap;
+
+	*made = 0;
+	if (kind == 'n') {
+		while (start > 40 && (!levels || *made < levels)) {
+			start -= 2;
+			memcpy(buf + start, "\x0a\x00", 2);	/* values{} */
+			++*made;
+		}
+		pb_wrap(buf, cap, &start, 5);
+	} else {
+		start -= 3;
+		memcpy(buf + start, "\x0a\x01x", 3);	/* AnyValue{"x"} */
+		while (start > 4 * nchain + 40 && (!levels || *made < levels)) {
+			for (size_t i = 0; i < nchain; i++)
+				pb_wrap(buf, cap, &start, chain[i]);
+			++*made;
+		}
 	}
-	prctl(0x53564d41, 0, (unsigned long)m, 4096, "OTEL_CTX");
-	return 0;
+	pb_wrap(buf, cap, &start, 2);			/* KeyValue.value */
+	start -= 3;
+	memcpy(buf + start, "\x0a\x01x", 3);		/* KeyValue.key */
+	pb_wrap(buf, cap, &start, 2);			/* extra_attributes */
+	return cap - start;
 }
 
 /* Builds an OTEP 4947 record: valid=1, attributes [idx][len][bytes]. */
