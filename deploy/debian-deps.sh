@@ -15,6 +15,7 @@ PKGS=(
   libdw-dev          # --unwind dwarf/auto: CFI unwinding with libdw
   python3            # tests: a local HTTP server for the push test
   python3-yaml       # tests: parse deploy/kubernetes/daemonset.yaml
+  libc6-dbg          # tests: glibc's DWARF, which the agent's memory-bound test reads
   procps util-linux
 )
 

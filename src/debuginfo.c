@@ -388,10 +388,25 @@ static int debug_bytes(int fd, Elf *elf, uint64_t file_size, uint64_t *total)
 	return info ? 0 : -ENODATA;
 }
 
-/* Whether the DWARF string sections end in NUL. libdw (0.188) runs strlen
- * on their strings without a bound, so a hostile file without the final
- * NUL would have it read past the section (found by fuzzing). libdw has
- * read (and decompressed) them already: this costs no I/O. */
+/* The section after *scn, its header and its name ("" when unreadable);
+ * false after the last. */
+static bool next_section(Elf *elf, size_t shstrndx, Elf_Scn **scn,
+			 GElf_Shdr *sh, const char **name)
+{
+	*scn = elf_nextscn(elf, *scn);
+	if (!*scn)
+		return false;
+	if (!gelf_getshdr(*scn, sh)) {
+		memset(sh, 0, sizeof(*sh));
+		*name = "";
+		return true;
+	}
+	*name = elf_strptr(elf, shstrndx, sh->sh_name);
+	if (!*name)
+		*name = "";
+	return true;
+}
+
 /* Whether the DWARF refers to another file: a dwz supplementary file
  * (.gnu_debugaltlink, .debug_sup). libdw opens that file itself, by a path
  * the DWARF names, with a plain open and a mapping: only done for files in
@@ -405,17 +420,17 @@ static bool refers_to_other_file(Elf *elf)
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return true;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && (!strcmp(name, ".gnu_debugaltlink") ||
-			     !strcmp(name, ".debug_sup")))
+	while (next_section(elf, shstrndx, &scn, &sh, &name))
+		if (!strcmp(name, ".gnu_debugaltlink") ||
+		    !strcmp(name, ".debug_sup"))
 			return true;
-	}
 	return false;
 }
 
+/* Whether the DWARF string sections end in NUL. libdw (0.188) runs strlen
+ * on their strings without a bound, so a hostile file without the final
+ * NUL would have it read past the section (found by fuzzing). libdw has
+ * read (and decompressed) them already: this costs no I/O. */
 static bool strings_terminated(Elf *elf)
 {
 	Elf_Scn *scn = NULL;
@@ -426,14 +441,12 @@ static bool strings_terminated(Elf *elf)
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || (strcmp(name, ".debug_str") &&
-			      strcmp(name, ".debug_line_str") &&
-			      strcmp(name, ".zdebug_str") &&
-			      strcmp(name, ".zdebug_line_str")))
+	while (next_section(elf, shstrndx, &scn, &sh, &name)) {
+		if (sh.sh_type == SHT_NOBITS ||
+		    (strcmp(name, ".debug_str") &&
+		     strcmp(name, ".debug_line_str") &&
+		     strcmp(name, ".zdebug_str") &&
+		     strcmp(name, ".zdebug_line_str")))
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (data && data->d_size &&

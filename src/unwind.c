@@ -58,6 +58,8 @@
 #define MAX_DWFL	32	/* processes with a CFI address space at once */
 #define MAX_BINS	512	/* binaries analysed at once */
 #define BINS_BYTES_MAX	(32u << 20)	/* their images' headers and CFI */
+#define CACHE_ENTRIES_MAX (1u << 17)	/* cached decisions, all binaries:
+					 * about 100 bytes each */
 #define MAX_PCS		65536	/* cached leaf decisions per binary */
 #define MAX_MARKED	1024	/* processes marked for copies at once */
 #define MAX_LOADS	16	/* PT_LOAD segments kept per binary */
@@ -127,6 +129,7 @@ struct unwinder {
 	struct hashmap *procs_by_pid;	/* pid -> struct uwproc * */
 	struct hashmap *bins;		/* dev, ino -> struct bin * */
 	size_t bins_bytes;		/* their images' */
+	size_t cache_entries;		/* in their pcs, fns and rules */
 	size_t ndwfl, nmarked;
 	uint64_t clock;			/* LRU */
 	/* Our own vDSO: the same image the kernel maps into every 64-bit
@@ -310,11 +313,13 @@ static struct bin *bin_get(struct unwinder *u, uint32_t pid,
 		return b->ok ? b : NULL;
 	}
 	if (hashmap__size(u->bins) >= MAX_BINS ||
-	    u->bins_bytes > BINS_BYTES_MAX) {
+	    u->bins_bytes > BINS_BYTES_MAX ||
+	    u->cache_entries > CACHE_ENTRIES_MAX) {
 		/* Nothing outside this file keeps a bin (modules hold their
 		 * images): start over. */
 		hashmap__free_values(u->bins, bin_free);
 		u->bins_bytes = 0;
+		u->cache_entries = 0;
 		u->stats.bins_reset++;
 		u->bins = hashmap__new(0);
 		if (!u->bins)
@@ -366,6 +371,27 @@ static bool map_bias(const struct bin *b, uint64_t start, uint64_t off,
 		}
 	}
 	return false;
+}
+
+/* Caches key -> val in one of a bin's tables: at most MAX_PCS in one (it
+ * starts over), and the entries of all are counted, so that bin_get can
+ * start all over beyond CACHE_ENTRIES_MAX. The addresses come from the
+ * samples, so their number is the profiled processes' choice. */
+static void bin_cache(struct unwinder *u, struct hashmap **m, uint64_t key,
+		      uint64_t val)
+{
+	size_t before;
+
+	if (*m && hashmap__size(*m) >= MAX_PCS) {
+		u->cache_entries -= hashmap__size(*m);
+		hashmap__free(*m);
+		*m = hashmap__new(0);
+	}
+	if (!*m)
+		return;
+	before = hashmap__size(*m);
+	hashmap__put(*m, &key, sizeof(key), val);
+	u->cache_entries += hashmap__size(*m) - before;
 }
 
 /* ---- frameless leaves ---- */
@@ -450,19 +476,13 @@ static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
 			push_at = (v - 1) >> 8;
 		} else {
 			pro = read_prologue(p->pid, bias + fn, &push_at);
-			if (hashmap__size(b->fns) < MAX_PCS)
-				hashmap__put(b->fns, &fn, sizeof(fn),
-					     ((uint64_t)push_at << 8 | pro) + 1);
+			bin_cache(u, &b->fns, fn,
+				  ((uint64_t)push_at << 8 | pro) + 1);
 		}
 		need = pro == PRO_NOFRAME ||
 		       (pro == PRO_FRAME && vaddr - fn <= push_at);
 	}
-	if (hashmap__size(b->pcs) >= MAX_PCS) {
-		hashmap__free(b->pcs);
-		b->pcs = hashmap__new(0);
-	}
-	if (b->pcs)
-		hashmap__put(b->pcs, &vaddr, sizeof(vaddr), need + 1);
+	bin_cache(u, &b->pcs, vaddr, need + 1);
 	return need;
 }
 
@@ -790,19 +810,14 @@ static size_t dwfl_stack(struct unwinder *u, struct uwproc *up,
 }
 
 /* The CFI rule at vaddr of b, cached per binary. */
-static uint64_t bin_rule(struct bin *b, uint64_t vaddr)
+static uint64_t bin_rule(struct unwinder *u, struct bin *b, uint64_t vaddr)
 {
 	uint64_t v;
 
 	if (b->rules && hashmap__get(b->rules, &vaddr, sizeof(vaddr), &v))
 		return v;
 	v = cfirule__at(b->cfi, vaddr);
-	if (b->rules && hashmap__size(b->rules) >= MAX_PCS) {
-		hashmap__free(b->rules);
-		b->rules = hashmap__new(0);
-	}
-	if (b->rules)
-		hashmap__put(b->rules, &vaddr, sizeof(vaddr), v);
+	bin_cache(u, &b->rules, vaddr, v);
 	return v;
 }
 
@@ -832,7 +847,7 @@ static size_t rules_stack(struct unwinder *u, struct proc *p,
 			    !map_bias(b, m->start, m->offset, &bias))
 				return 0;
 		}
-		rule = bin_rule(b, look - bias);
+		rule = bin_rule(u, b, look - bias);
 		if (!cfirule__usable(rule))
 			return 0;
 		if (cfirule__step(rule, &r, copy_word, (void *)s) !=
