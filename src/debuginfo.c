@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -99,7 +98,7 @@ struct search {
  * process's root and the host's, when they are one), else remembers it. */
 static bool seen_before(struct search *s, const struct stat *st)
 {
-	uint64_t dev = ((uint64_t)major(st->st_dev) << 32) | minor(st->st_dev);
+	uint64_t dev = targetfile__dev(st->st_dev);
 
 	for (size_t i = 0; i < s->nseen; i++)
 		if (s->seen[i].dev == dev && s->seen[i].ino == st->st_ino)

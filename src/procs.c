@@ -11,14 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "elfsym.h"
 #include "hashmap.h"
 #include "perfmap.h"
-#include "targetfile.h"
 #include "procs.h"
 #include "symfile.h"
+#include "targetfile.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
@@ -470,7 +469,9 @@ static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
 	return err == 0;
 }
 
-void procs__binary_path(const struct binary *b, char *buf, size_t len)
+/* The binary's path as the process sees it, without " (deleted)", into
+ * buf ("" if it does not fit). */
+static void binary_path(const struct binary *b, char *buf, size_t len)
 {
 	size_t n = strlen(b->path);
 
@@ -530,7 +531,7 @@ struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
 		b->load_err = ENOENT;
 		return NULL;
 	}
-	procs__binary_path(b, orig, sizeof(orig));
+	binary_path(b, orig, sizeof(orig));
 	if (!orig[0]) {
 		b->load_err = ENAMETOOLONG;
 		return NULL;

@@ -124,10 +124,6 @@ struct proc_map *procs__find_map(struct procs *t, struct proc *p,
 struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
 				  struct binary *b);
 
-/* The binary's path as the process sees it, without " (deleted)", into
- * buf ("" if it does not fit). */
-void procs__binary_path(const struct binary *b, char *buf, size_t len);
-
 /* The symbol file of the binary a mapping holds, loaded on first use. The
  * file opened (through /proc/PID/root, else the host path when the
  * process is gone) is trusted only when its GNU build ID equals the one

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "elfsym.h"
 #include "hashmap.h"

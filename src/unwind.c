@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +37,6 @@
 #include <unistd.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -242,14 +240,12 @@ static bool bin_open_elf(struct bin *b, Elf *elf)
 static struct elfimage *read_image(struct unwinder *u, uint32_t pid,
 				   const struct proc_map *m)
 {
-	char path[PATH_MAX];
 	struct elfimage *im;
 	struct stat st;
 	int fd;
 
-	procs__binary_path(m->bin, path, sizeof(path));
-	fd = targetfile__open_mapped(pid, m->start, m->end, path, m->bin->dev,
-				     m->bin->ino, NULL, 0);
+	fd = targetfile__open_mapped(pid, m->start, m->end, m->bin->path,
+				     m->bin->dev, m->bin->ino, NULL, 0);
 	if (fd < 0)
 		return NULL;
 	im = fstat(fd, &st) ? NULL : elfimage__read(fd, st.st_size);
