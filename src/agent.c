@@ -60,7 +60,7 @@ struct agent {
 	size_t npending;
 	uint64_t dropped_files;		/* pending files given up on */
 	bool over_memory;		/* samples dropped: heap > max-memory */
-	uint64_t perfmaps_over;		/* perf maps over budget, as logged */
+	uint64_t perfmaps_over;		/* perf maps unread, as logged */
 	uint64_t ctx_refusals;		/* process contexts refused, as logged */
 	char host[256];
 };
@@ -434,20 +434,17 @@ static void write_window(struct agent *a, struct pprof *pp)
 		      r.written, a->npending);
 }
 
-/* Perf maps left unread for the memory budget, when there are new ones:
- * the JIT frames of those processes are unnamed. */
+/* Perf maps left unread (over the memory budget, or refused), when there
+ * are new ones: the JIT frames of those processes are unnamed. */
 static void log_budgets(struct agent *a)
 {
-	const struct procs_stats *ps = capture__procs_stats(a->cap);
+	char unread[200];
+	uint64_t n = capture__perfmaps_unread(a->cap, unread, sizeof(unread));
 
-	if (ps->perfmap_over_budget == a->perfmaps_over)
+	if (n == a->perfmaps_over)
 		return;
-	a->perfmaps_over = ps->perfmap_over_budget;
-	logf_("perf maps: %" PRIu64 " not read over the memory budget (%"
-	      PRIu64 " KiB a process, %" PRIu64 " KiB in all, a share of "
-	      "max-memory): those processes' JIT frames are unnamed",
-	      ps->perfmap_over_budget, ps->perfmap_proc_budget >> 10,
-	      ps->perfmaps_budget >> 10);
+	a->perfmaps_over = n;
+	logf_("perf maps since start: %s", unread);
 }
 
 /* ---- the loop ---- */

@@ -568,9 +568,18 @@ size_t capture__processes(const struct capture *c)
 	return procs__count(c->procs);
 }
 
-const struct procs_stats *capture__procs_stats(const struct capture *c)
+uint64_t capture__perfmaps_unread(const struct capture *c, char *buf,
+				  size_t len)
 {
-	return procs__stats(c->procs);
+	const struct procs_stats *ps = procs__stats(c->procs);
+
+	snprintf(buf, len, "%" PRIu64 " not read over the memory budget (%"
+		 PRIu64 " KiB a process, %" PRIu64 " KiB in all, shares of "
+		 "the memory limit), %" PRIu64 " refused; those processes' "
+		 "JIT frames are unnamed", ps->perfmap_over_budget,
+		 ps->perfmap_proc_budget >> 10, ps->perfmaps_budget >> 10,
+		 ps->perfmap_refused);
+	return ps->perfmap_over_budget + ps->perfmap_refused;
 }
 
 uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
@@ -588,7 +597,7 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 {
 	const struct threadctx_stats *ts = threadctx__stats(c->tc);
 	unsigned long long fails;
-	char refused[160];
+	char refused[256];
 	struct tp_stats st;
 
 	sampler__stats(c->sampler, &st, NULL);
@@ -603,18 +612,8 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 			"comments for the CPUs)\n", (unsigned long long)st.lost);
 	if (!c->samples)
 		fprintf(stderr, "tagprof: warning: no samples were collected\n");
-	{
-		const struct procs_stats *ps = procs__stats(c->procs);
-
-		if (ps->perfmap_over_budget || ps->perfmap_refused)
-			fprintf(stderr, "tagprof: JIT perf maps: %" PRIu64
-				" not read over the memory budget (%" PRIu64
-				" KiB a process, %" PRIu64 " KiB in all), %"
-				PRIu64 " refused; those processes' JIT frames "
-				"are unnamed\n", ps->perfmap_over_budget,
-				ps->perfmap_proc_budget >> 10,
-				ps->perfmaps_budget >> 10, ps->perfmap_refused);
-	}
+	if (capture__perfmaps_unread(c, refused, sizeof(refused)))
+		fprintf(stderr, "tagprof: JIT perf maps: %s\n", refused);
 	fails = st.ctx_tls_unreadable + st.ctx_record_unreadable +
 		st.ctx_invalid + st.ctx_oversize + st.ctx_torn;
 	if (st.ctx_read || fails || ts->procs_found)

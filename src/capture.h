@@ -68,7 +68,10 @@ uint64_t capture__total_samples(const struct capture *c);
 uint64_t capture__total_lost(struct capture *c);
 size_t capture__processes(const struct capture *c);
 /* The process table's counters: perf maps read and refused, and more. */
-const struct procs_stats *capture__procs_stats(const struct capture *c);
+/* The same for JIT perf maps: "N not read over the memory budget (...), M
+ * refused; ..." into buf, and N + M. */
+uint64_t capture__perfmaps_unread(const struct capture *c, char *buf,
+				  size_t len);
 
 /* Writes what was refused of processes' OTEL_CTX payloads since the start
  * into buf ("N payloads refused unread (...), M malformed") and returns
