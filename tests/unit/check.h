@@ -4,6 +4,7 @@
 #define TAGPROF_CHECK_H
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static int check_failed_total;
 static int check_case_failed;
@@ -35,5 +36,16 @@ static int check_case_failed;
 #define SKIP(fn, why) printf("SKIP %s: %s\n", #fn, why)
 
 #define CHECK_EXIT() return check_failed_total ? 1 : 0
+
+/* Removes a test's temporary directory and all in it (rm -rf), saying so
+ * on stderr if it cannot. */
+static inline void check_remove_dir(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "could not remove %s\n", dir);
+}
 
 #endif

@@ -556,8 +556,6 @@ static void test_mem_build_id(void)
 
 int main(void)
 {
-	char cmd[PATH_MAX + 16];
-
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
@@ -575,8 +573,6 @@ int main(void)
 		RUN(test_fuzz_dwarf);
 	}
 	RUN(test_mem_build_id);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmpdir);
+	check_remove_dir(tmpdir);
 	CHECK_EXIT();
 }

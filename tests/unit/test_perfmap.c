@@ -302,8 +302,6 @@ static void test_read_long_line(void)
 
 int main(void)
 {
-	char cmd[PATH_MAX + 16];
-
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
@@ -318,8 +316,6 @@ int main(void)
 	RUN(test_read_bound);
 	RUN(test_read_budget);
 	RUN(test_read_long_line);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmpdir);
+	check_remove_dir(tmpdir);
 	CHECK_EXIT();
 }

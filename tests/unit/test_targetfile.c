@@ -299,8 +299,6 @@ static void test_image_bad(void)
 
 int main(void)
 {
-	char cmd[PATH_MAX + 16];
-
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
 		return 1;
@@ -316,8 +314,6 @@ int main(void)
 	RUN(test_mapped_deleted);
 	RUN(test_image_cfi);
 	RUN(test_image_bad);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	if (system(cmd))
-		fprintf(stderr, "could not remove %s\n", tmpdir);
+	check_remove_dir(tmpdir);
 	CHECK_EXIT();
 }
