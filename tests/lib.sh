@@ -51,6 +51,18 @@ total() {
 		grep . || echo 0
 }
 
+# traces FILE ARGS...: one line per stack, "COUNT frame;frame;..." leaf
+# first, from pprof -traces (labels dropped).
+traces() {
+	local f=$1; shift
+	pprof "$f" -traces -sample_index=samples "$@" | awk '
+		/^-+\+-+$/ { if (n) print v, s; n = 0; s = ""; next }
+		n == 0 && /^ +[^ ]+: / { next }	# a label line
+		n == 0 && /^ +[0-9]/ { v = $1; $1 = ""; sub(/^ +/, ""); s = $0; n = 1; next }
+		n > 0 { sub(/^ +/, ""); s = s ";" $0; n++ }
+		END { if (n) print v, s }'
+}
+
 # pct PART WHOLE: percentage with one decimal.
 pct() { awk -v p="$1" -v w="$2" 'BEGIN { printf "%.1f", w ? 100 * p / w : 0 }'; }
 

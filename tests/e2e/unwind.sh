@@ -13,18 +13,6 @@ need_bpf unwind_nofp_built unwind_dwarf_record unwind_dwarf_full_chain \
 NOFP=$WORKLOADS/nofp_chain
 MEMCPY=$WORKLOADS/memcpy_loop
 
-# traces FILE ARGS...: one line per stack, "COUNT frame;frame;..." leaf
-# first, from pprof -traces (labels dropped).
-traces() {
-	local f=$1; shift
-	pprof "$f" -traces -sample_index=samples "$@" | awk '
-		/^-+\+-+$/ { if (n) print v, s; n = 0; s = ""; next }
-		n == 0 && /^ +[^ ]+: / { next }	# a label line
-		n == 0 && /^ +[0-9]/ { v = $1; $1 = ""; sub(/^ +/, ""); s = $0; n = 1; next }
-		n > 0 { sub(/^ +/, ""); s = s ";" $0; n++ }
-		END { if (n) print v, s }'
-}
-
 # full_chain FILE: "FULL ALL" samples of nofp_chain, FULL those whose
 # stack has main and, between the leaf and main, exactly the chain down
 # from main (f1, f2, ... in order, none skipped).
