@@ -40,7 +40,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WORK_SRCS := $(wildcard tests/workloads/*.c)
 WORK_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WORK_SRCS))
 
-.PHONY: all check demo install clean deps tests
+.PHONY: all check demo install clean deps tests mutation
 # Skeletons and BPF objects are build outputs too: keep them between runs.
 .SECONDARY:
 all: $(BUILD)/tagprof libtagprof
@@ -225,6 +225,12 @@ tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(NOFP)
 
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh
+
+# Deliberate bugs, one at a time, each against the tests that must catch
+# it (tests/mutation/*.mut); prints caught/survived and a score. Slow (up to
+# an hour): not part of check.
+mutation: tests
+	python3 tests/mutation/run.py
 
 # The README's first command: a 5-second system-wide capture, then its top entries.
 demo: $(BUILD)/tagprof

@@ -5,7 +5,9 @@
 . "$(dirname "$0")/../lib.sh"
 need_bpf cli_help cli_bad_event cli_bad_pid cli_bad_output cli_bad_numbers \
 	cli_no_privilege cli_hw_event cli_sigint_writes cli_command_status \
-	cli_command_missing cli_profile_tables cli_pid_filter cli_until_exit
+	cli_command_missing cli_profile_tables cli_pid_filter cli_until_exit \
+	cli_follows_children cli_process_label cli_thread_ids cli_cpu_values \
+	cli_idle_excluded cli_idle_included
 
 # expect_error NAME PATTERN ARGS...: record must fail, say PATTERN, write nothing.
 expect_error() {
@@ -170,3 +172,78 @@ until_exit() {
 	expect_error ue_missing 'no such process' --until-exit 999999999
 }
 check cli_until_exit until_exit
+
+# -- COMMAND follows the processes the command forks: sh forks
+# labelpool_shared (its name is longer than the 15 characters of a comm),
+# whose 4 workers spin for 2 s and whose main thread only waits.
+"$TAGPROF" record -F 999 -o "$TMP/fork.pb.gz" -- sh -c \
+	"$WORKLOADS/labelpool_shared 2 $PWD/${BUILD:-build}/libtagprof.so; true" \
+	>/dev/null 2>"$TMP/fork.err"
+fork_all=$(total "$TMP/fork.pb.gz")
+fork_lp=$(total "$TMP/fork.pb.gz" -tagfocus='process=^labelpool_shared$')
+# 2 s of 2 busy CPUs at 999 Hz is ~4000 samples; 1000 leaves room for a
+# loaded machine and none for a child left unprofiled (0).
+if [ "$fork_lp" -ge 1000 ]; then
+	pass cli_follows_children
+else
+	fail cli_follows_children "$fork_lp samples of the forked labelpool_shared ($fork_all in all): $(tail -2 "$TMP/fork.err")"
+fi
+# The process label is the executable's name, not the thread's cut comm:
+# every sample of the workers (comm labelpool_share) has it.
+fork_comm=$(total "$TMP/fork.pb.gz" -tagfocus='thread_name=^labelpool_share$')
+fork_other=$(total "$TMP/fork.pb.gz" -tagfocus='thread_name=^labelpool_share$' \
+	-tagignore='process=^labelpool_shared$')
+if [ "$fork_comm" -ge 1000 ] && [ "$fork_other" = 0 ]; then
+	pass cli_process_label
+else
+	fail cli_process_label "$fork_other of $fork_comm samples of thread labelpool_share lack process=labelpool_shared"
+fi
+
+# The tid label names the thread: each of the 4 workers has about a quarter
+# of the samples (>= 15% each: 4 sd below 25% at 1000 samples is 19%, and a
+# loaded machine can favour one worker); the main thread, whose tid is the
+# pid, only waits (< 5%).
+thread_ids() {
+	local pid shares
+	pid=$(pprof "$TMP/fork.pb.gz" -tags -tagfocus='process=^labelpool_shared$' |
+		awk '/^ *pid:/ { f = 1; next } f && NF == 0 { f = 0 } f { print $NF; exit }')
+	shares=$(pprof "$TMP/fork.pb.gz" -tags -tagfocus='process=^labelpool_shared$' |
+		awk '/^ *tid:/ { f = 1; next } f && NF == 0 { f = 0 }
+		     f { gsub(/[()%]/, "", $2); print $NF, $2 }')
+	echo "$shares" | awk -v pid="$pid" '
+		$1 == pid { main = $2 } $1 != pid && $2 >= 15 { workers++ }
+		END { exit !(pid != "" && workers == 4 && main + 0 < 5) }' ||
+		{ echo "pid $pid; tid shares: $(echo "$shares" | tr '\n' ' ')"; return 1; }
+}
+check cli_thread_ids thread_ids
+
+# Each sample's cpu value is its period: at 999 Hz cpu-clock, 1001001 ns.
+cpu_values() {
+	pprof "$TMP/fork.pb.gz" -raw | awk '
+		/^samples\/count cpu\/nanoseconds/ { f = 1; next } /^Locations/ { f = 0 }
+		f && $2 ~ /^[0-9]+:$/ { n += $1; v += $2 + 0 }
+		END { if (n == 0 || v != n * 1001001) { print n " samples, " v " ns"; exit 1 } }'
+}
+check cli_cpu_values cpu_values
+
+# The idle task (pid 0, named swapper/N) only with --idle. On a machine
+# that is not saturated, a second of 2 CPUs at 199 Hz holds idle samples.
+"$TAGPROF" record -a -F 199 -d 1 -o "$TMP/noidle.pb.gz" 2>/dev/null
+"$TAGPROF" record -a -F 199 -d 1 --idle -o "$TMP/idle.pb.gz" 2>/dev/null
+n_noidle=$(total "$TMP/noidle.pb.gz" -tagfocus='process=^swapper/')
+n_idle=$(total "$TMP/idle.pb.gz" -tagfocus='process=^swapper/')
+if [ "$n_noidle" = 0 ] && [ "$(total "$TMP/noidle.pb.gz")" -gt 0 ]; then
+	pass cli_idle_excluded
+else
+	fail cli_idle_excluded "$n_noidle idle samples without --idle"
+fi
+# A saturated machine has no idle time to sample: 2 CPUs x 199 Hz x 1 s,
+# less 3%, were taken by other processes.
+all_idle=$(total "$TMP/idle.pb.gz")
+if [ "$n_idle" -gt 0 ]; then
+	pass cli_idle_included
+elif [ "$all_idle" -ge $(( $(nproc) * 199 * 97 / 100 )) ]; then
+	skip cli_idle_included "the machine had no idle time ($all_idle busy samples in 1 s)"
+else
+	fail cli_idle_included "no idle samples with --idle, of $all_idle"
+fi
