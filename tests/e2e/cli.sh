@@ -7,7 +7,7 @@ need_bpf cli_help cli_bad_event cli_bad_pid cli_bad_output cli_bad_numbers \
 	cli_no_privilege cli_hw_event cli_sigint_writes cli_command_status \
 	cli_command_missing cli_profile_tables cli_pid_filter cli_until_exit \
 	cli_follows_children cli_process_label cli_thread_ids cli_cpu_values \
-	cli_idle_excluded cli_idle_included
+	cli_idle_excluded cli_idle_included cli_cgroup_filter
 
 # expect_error NAME PATTERN ARGS...: record must fail, say PATTERN, write nothing.
 expect_error() {
@@ -164,7 +164,7 @@ until_exit() {
 	local wl start took
 	"$WORKLOADS/callchain" 1.5 & wl=$!
 	start=$(date +%s%N)
-	"$TAGPROF" record --until-exit $wl -d 30 -o "$TMP/ue.pb.gz" 2>/dev/null || return 1
+	"$TAGPROF" record --until-exit $wl -d 30 -F 999 -o "$TMP/ue.pb.gz" 2>/dev/null || return 1
 	took=$(( ($(date +%s%N) - start) / 1000000 ))
 	wait $wl
 	[ "$took" -lt 5000 ] && [ "$(total "$TMP/ue.pb.gz" -tagfocus=process=callchain)" -gt 50 ] ||
@@ -246,4 +246,29 @@ elif [ "$all_idle" -ge $(( $(nproc) * 199 * 97 / 100 )) ]; then
 	skip cli_idle_included "the machine had no idle time ($all_idle busy samples in 1 s)"
 else
 	fail cli_idle_included "no idle samples with --idle, of $all_idle"
+fi
+
+# --cgroup keeps the tasks of that cgroup v2 directory only: callchain moved
+# into a fresh one, syscalls left outside.
+cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -z "$cg2" ]; then
+	skip cli_cgroup_filter "no cgroup v2 hierarchy mounted"
+elif ! mkdir "$cg2/tagprof-test.$$" 2>"$TMP/cg.err"; then
+	skip cli_cgroup_filter "cannot create a cgroup under $cg2: $(cat "$TMP/cg.err")"
+else
+	cg=$cg2/tagprof-test.$$
+	"$WORKLOADS/callchain" 3 & wl=$!
+	"$WORKLOADS/syscalls" 3 & other=$!
+	echo $wl >"$cg/cgroup.procs"
+	sleep 0.2
+	"$TAGPROF" record --cgroup "$cg" -d 2 -F 499 -o "$TMP/cg.pb.gz" 2>"$TMP/cg.err"
+	wait $wl $other
+	rmdir "$cg"
+	procs=$(pprof "$TMP/cg.pb.gz" -tags | awk '/^ *process:/{f=1; next} f && NF==0 {f=0} f {print $NF}' | sort -u | tr '\n' ' ')
+	# 2 s at 499 Hz of one busy thread: ~1000 samples; 100 on a loaded machine.
+	if [ "$(total "$TMP/cg.pb.gz")" -ge 100 ] && [ "$procs" = "callchain " ]; then
+		pass cli_cgroup_filter
+	else
+		fail cli_cgroup_filter "processes in the profile: '$procs', $(total "$TMP/cg.pb.gz") samples: $(tail -2 "$TMP/cg.err")"
+	fi
 fi
