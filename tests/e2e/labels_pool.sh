@@ -57,9 +57,12 @@ for v in shared pie nopie dlopen; do
 	# sample (0.5 ms apart on a thread, ~50 tasks) is an independent
 	# draw: binomial, sd = sqrt(p(1-p)/lab), 0.5 points for q1 at 10000
 	# samples (2 CPUs x 1999 Hz x 5 s is 20000 ticks; on a busy machine
-	# the pool gets a part of them). Bound: 4 sd. The samples between a task's attach and its
-	# spin_qN call ("edge", ~0.3%) come with each task, so they follow
-	# the task counts, also 50/30/20: no bias.
+	# the pool gets a part of them). Bound: 4 sd. The labelled samples
+	# outside spin_qN ("edge": between a task's attach and its call,
+	# after its return, or in the kernel meanwhile; 0.2-1% measured) come
+	# with each task, so they follow the task counts, also 50/30/20: no
+	# bias. At least 2000 labelled samples, so 4 sd stays under 4.5
+	# points.
 	why=""
 	[ "$lab" -ge 2000 ] || why=" only $lab labelled samples (want 2000)"
 	for q in q1:50 q2:30 q3:20; do
