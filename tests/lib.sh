@@ -63,6 +63,19 @@ traces() {
 		END { if (n) print v, s }'
 }
 
+# leaf_labels FILE ARGS...: one line per stack, "COUNT LEAF key=value ...":
+# its leaf function (inlined callees counted in their caller) and its
+# labels as pprof -traces prints them.
+leaf_labels() {
+	local f=$1; shift
+	pprof "$f" -traces -noinlines -sample_index=samples "$@" | awk '
+		/^-+\+-+$/ { if (n) print v, leaf, l; n = 0; l = ""; next }
+		n == 0 && /^ *[^ 0-9][^ ]*: / { k = $1; sub(/:$/, "", k); $1 = "";
+			sub(/^ +/, ""); gsub(/ /, "_"); l = l " " k "=" $0; next }
+		n == 0 && /^ +[0-9]/ { v = $1; leaf = $2; n = 1; next }
+		END { if (n) print v, leaf, l }'
+}
+
 # pct PART WHOLE: percentage with one decimal.
 pct() { awk -v p="$1" -v w="$2" 'BEGIN { printf "%.1f", w ? 100 * p / w : 0 }'; }
 

@@ -1,5 +1,8 @@
 /* A Polar Signals custom-labels v1 writer, from the ABI text: the main
- * thread alternates between job=alpha (3 parts) and job=beta (1 part).
+ * thread alternates between job=alpha (300 us, in spin_alpha) and job=beta
+ * (100 us, in spin_beta). Each set also holds the other's job value under
+ * another key of the same length (via), so a filter or a decoder that
+ * looks at the wrong key takes the other set.
  * usage: clwriter SECONDS */
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,8 +29,8 @@ const uint32_t custom_labels_abi_version = 1;
 
 #define S(x) { sizeof(x) - 1, (const unsigned char *)(x) }
 
-static cl_label alpha[] = { { S("job"), S("alpha") }, { S("shard"), S("7") } };
-static cl_label beta[] = { { S("job"), S("beta") }, { S("shard"), S("7") } };
+static cl_label alpha[] = { { S("job"), S("alpha") }, { S("via"), S("beta") } };
+static cl_label beta[] = { { S("job"), S("beta") }, { S("via"), S("alpha") } };
 static cl_labelset set_a = { alpha, 2, 2 }, set_b = { beta, 2, 2 };
 
 /* A volatile store: nothing of ours reads it back, the profiler does. */
@@ -36,18 +39,32 @@ static void set_labels(cl_labelset *set)
 	*(cl_labelset *volatile *)&custom_labels_current_set = set;
 }
 
+static double ipu;
+
+/* Each set's work runs in its own function: a sample's leaf says which set
+ * was current at that moment. */
+static __attribute__((noinline)) void spin_alpha(void)
+{
+	spin_us(300, ipu);
+}
+
+static __attribute__((noinline)) void spin_beta(void)
+{
+	spin_us(100, ipu);
+}
+
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 ? atof(argv[1]) : 3, ipu;
+	double secs = argc > 1 ? atof(argv[1]) : 3;
 	struct timespec t0;
 
 	ipu = calibrate_iters_per_us();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (elapsed_s(&t0) < secs) {
 		set_labels(&set_a);
-		spin_us(300, ipu);
+		spin_alpha();
 		set_labels(&set_b);
-		spin_us(100, ipu);
+		spin_beta();
 		set_labels(NULL);
 	}
 	return 0;

@@ -1,6 +1,9 @@
 /* An OTEP 4947 thread-context writer that does not use libtagprof, written
- * from the OTEP text: two workers alternate between query_id=a (3 parts of
- * the time) and query_id=b (1 part), tenant=t1 on both.
+ * from the OTEP text: two workers alternate between query_id=q1 (300 us,
+ * in spin_q1) and query_id=q10 (100 us, in spin_q10), tenant=t1 on both.
+ * One value is a prefix of the other, so that a --label filter that
+ * compares only some of the bytes keeps the wrong query. Record q1 also
+ * carries a trace context whose bytes all differ (their order shows).
  * usage: otelwriter SECONDS */
 #include <pthread.h>
 #include <stdlib.h>
@@ -8,7 +11,7 @@
 
 __attribute__((visibility("default"), used)) __thread void *otel_thread_ctx_v1;
 
-static struct otel_record rec_a, rec_b;
+static struct otel_record rec_q1, rec_q10;
 
 /* A volatile store, as the OTEP asks: otherwise the compiler may drop the
  * stores no code of ours reads back. */
@@ -18,6 +21,18 @@ static void set_ctx(void *rec)
 }
 static double secs, ipu;
 
+/* Each query runs its own function: a sample's leaf says which record was
+ * current at that moment. */
+static __attribute__((noinline)) void spin_q1(void)
+{
+	spin_us(300, ipu);
+}
+
+static __attribute__((noinline)) void spin_q10(void)
+{
+	spin_us(100, ipu);
+}
+
 static void *worker(void *arg)
 {
 	struct timespec t0;
@@ -25,10 +40,10 @@ static void *worker(void *arg)
 	(void)arg;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (elapsed_s(&t0) < secs) {
-		set_ctx(&rec_a);
-		spin_us(300, ipu);
-		set_ctx(&rec_b);
-		spin_us(100, ipu);
+		set_ctx(&rec_q1);
+		spin_q1();
+		set_ctx(&rec_q10);
+		spin_q10();
 		set_ctx(NULL);
 	}
 	return NULL;
@@ -41,12 +56,14 @@ int main(int argc, char **argv)
 
 	secs = argc > 1 ? atof(argv[1]) : 3;
 	ipu = calibrate_iters_per_us();
-	otel_record_add(&rec_a, 0, "a", 1);
-	otel_record_add(&rec_a, 1, "t1", 2);
-	otel_record_add(&rec_b, 0, "b", 1);
-	otel_record_add(&rec_b, 1, "t1", 2);
-	memset(rec_a.trace_id, 0xab, 16);
-	memset(rec_a.span_id, 0xcd, 8);
+	otel_record_add(&rec_q1, 0, "q1", 2);
+	otel_record_add(&rec_q1, 1, "t1", 2);
+	otel_record_add(&rec_q10, 0, "q10", 3);
+	otel_record_add(&rec_q10, 1, "t1", 2);
+	for (int i = 0; i < 16; i++)		/* 000102...0f */
+		rec_q1.trace_id[i] = i;
+	for (int i = 0; i < 8; i++)		/* 1011...17 */
+		rec_q1.span_id[i] = 0x10 + i;
 	if (otel_ctx_publish("otelwriter", keys, 2))
 		return 1;
 	for (int i = 0; i < 2; i++)

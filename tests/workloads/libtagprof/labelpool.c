@@ -2,11 +2,14 @@
  * micro-tasks of 1-20 us, each task attaching its query's label set
  * (query_id=qN tenant=acme) for its duration. Per worker, every 10 tasks
  * are 5 of q1, 3 of q2 and 2 of q3 with durations drawn the same way, so
- * the queries' CPU shares are 50/30/20.
+ * the queries' CPU shares are 50/30/20. Each query's task runs its own
+ * function (spin_q1, spin_q2, spin_q3): a sample whose leaf is spin_qN was
+ * taken while qN's set was attached, so the profile can check that each
+ * sample carries the labels of its own moment, not only the shares.
  *
  * Built four ways (see the Makefile): libtagprof shared, static in a PIE,
  * static in a non-PIE executable, and (LABELPOOL_DLOPEN) dlopen()ed one
- * second after start, before which tasks run unlabelled.
+ * second after start, before which tasks run unlabelled (in task_spin).
  * LABELPOOL_NOLABELS=1 in the environment runs the same tasks without ever
  * building or attaching a set (for the dlopen build: without loading the
  * library), as a baseline for benchmarks.
@@ -43,13 +46,36 @@ static double now_s(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* About us microseconds of CPU; a macro, not an inline function, so that
+ * no inlined frame sits under the function that runs it. */
+#define SPIN(us)							\
+	do {								\
+		volatile unsigned long x = 1;				\
+		for (unsigned long i = 0; i < (unsigned long)((us) * ipu); i++) \
+			x = x * 6364136223846793005ul + 1;		\
+	} while (0)
+
 static __attribute__((noinline)) void task_spin(double us)
 {
-	volatile unsigned long x = 1;
-
-	for (unsigned long i = 0; i < (unsigned long)(us * ipu); i++)
-		x = x * 6364136223846793005ul + 1;
+	SPIN(us);
 }
+
+static __attribute__((noinline)) void spin_q1(double us)
+{
+	SPIN(us);
+}
+
+static __attribute__((noinline)) void spin_q2(double us)
+{
+	SPIN(us);
+}
+
+static __attribute__((noinline)) void spin_q3(double us)
+{
+	SPIN(us);
+}
+
+static void (*const spin[3])(double) = { spin_q1, spin_q2, spin_q3 };
 
 static double calibrate(void)
 {
@@ -117,7 +143,7 @@ static void *worker(void *arg)
 	unsigned long rng = 88172645463325252ul ^ (unsigned long)(uintptr_t)arg;
 	double end = now_s() + secs;
 	const tagprof_labels *prev;
-	int i = 0;
+	int i = 0, q;
 
 	while (now_s() < end) {
 		for (int k = 0; k < 100; k++, i++) {
@@ -126,8 +152,9 @@ static void *worker(void *arg)
 			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
 			us = 1 + (rng % 1900) / 100.0;	/* 1..20 us */
 			if (__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
-				prev = attach(sets[cycle[i % 10]]);
-				task_spin(us);
+				q = cycle[i % 10];
+				prev = attach(sets[q]);
+				spin[q](us);
 				attach(prev);
 			} else {
 				task_spin(us);
