@@ -55,6 +55,7 @@ for f in "$out"/*.pb.gz; do
 		mixed="$mixed ${f##*/}: [$(echo $vals | tr '\n' ' ')];"
 	fi
 done
+echo "agent_files_own_service: $nf files, $(grep -o '\.pb\.gz:' <<<"$mixed" | grep -c .) holding another service or none" >&2
 if [ "$nf" -ge 6 ] && [ -z "$mixed" ]; then
 	pass agent_files_own_service
 else
