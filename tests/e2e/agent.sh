@@ -3,7 +3,7 @@
 # pushing to a real HTTP server, the memory bound, config handling, and an
 # on-demand --label capture running beside it.
 . "$(dirname "$0")/../lib.sh"
-need_bpf agent_windows agent_sigterm_writes agent_sigkill_no_partial \
+need_bpf agent_windows agent_files_own_service agent_sigterm_writes agent_sigkill_no_partial \
 	agent_full_disk agent_push agent_coexist agent_config agent_memory_bound
 LIB=$PWD/${BUILD:-build}/libtagprof.so
 REPO=$PWD
@@ -35,6 +35,31 @@ if [ $rc -eq 0 ] && [ "$nl" -ge 3 ] && [ -z "$bad" ] && [ "$found" -ge 3 ] &&
 	pass agent_windows
 else
 	fail agent_windows "rc=$rc, $n files ($nl labelpool, $found with query_id), unreadable:$bad, dir mode $(stat -c %a "$out"); log: $(tail -3 "$TMP/w.err")"
+fi
+
+# Each file holds one service, the one its name says (as the agent writes
+# names: [A-Za-z0-9._-], others made '_', no leading '.', 64 at most), and
+# no sample of any other: the window is split, not copied. A system-wide
+# window always has several services, so a copied window shows at once.
+mixed=""; nf=0
+for f in "$out"/*.pb.gz; do
+	[ -e "$f" ] || continue
+	nf=$((nf + 1))
+	name=${f##*/}; name=${name#*_}; name=${name%.pb.gz}
+	vals=$(pprof "$f" -tags | awk '
+		/^ *service: / { s = 1; next }
+		s && NF == 0 { exit }
+		s { sub(/^[^)]*\): /, ""); print }')
+	san=$(printf %s "$vals" | tr -c 'A-Za-z0-9._-' _ | sed 's/^\./_/' | cut -c1-64)
+	if [ "$(grep -c . <<<"$vals")" -ne 1 ] || [ "$san" != "$name" ]; then
+		mixed="$mixed ${f##*/}: [$(echo $vals | tr '\n' ' ')];"
+	fi
+done
+echo "agent_files_own_service: $nf files, $(grep -o '\.pb\.gz:' <<<"$mixed" | grep -c .) holding another service or none" >&2
+if [ "$nf" -ge 6 ] && [ -z "$mixed" ]; then
+	pass agent_files_own_service
+else
+	fail agent_files_own_service "$nf files (want >= 6); files with another service's samples or none:$(cut -c1-300 <<<"$mixed")"
 fi
 
 # 2. SIGTERM writes the partial window: with 60 s windows, only it exists.
@@ -77,10 +102,13 @@ else
 fi
 
 # 4. A full disk: the agent keeps running, logs once per window, and writes
-# everything once space is back.
+# everything once space is back. The disk must hold all the agent writes
+# in the run once the filler is gone: system-wide, on a busy machine, that
+# is up to ~250 KB a second (60 files, 1 MB in 4 s seen), which filled the
+# 1 MB disk this once had on its own and kept it full to the end.
 mnt=$TMP/small
 mkdir -p "$mnt"
-if mount -t tmpfs -o size=1m tmpfs "$mnt" 2>/dev/null; then
+if mount -t tmpfs -o size=16m tmpfs "$mnt" 2>/dev/null; then
 	"$WORKLOADS/callchain" 9 >/dev/null &
 	wl=$!
 	"$TAGPROF" agent --output-dir "$mnt/out" --window 1 -F 499 2>"$TMP/d.err" &
@@ -95,6 +123,7 @@ if mount -t tmpfs -o size=1m tmpfs "$mnt" 2>/dev/null; then
 	wait $wl
 	after=$(files "$mnt/out")
 	errs=$(grep -c 'cannot write' "$TMP/d.err")
+	echo "agent_full_disk: $errs error lines, $full files while full, $after after" >&2
 	if [ $rc -eq 0 ] && [ "$errs" -ge 1 ] && [ "$errs" -le 6 ] && [ "$after" -ge $((full + 4)) ]; then
 		pass agent_full_disk
 	else
@@ -105,7 +134,8 @@ else
 	skip agent_full_disk "cannot mount a tmpfs here"
 fi
 
-# 5. Push to a real HTTP server, which answers the first request with 503.
+# 5. Push to a real HTTP server, which answers the first request with 503:
+# that window is sent again, the same query and byte for byte the same body.
 log=$TMP/push.log
 python3 "$REPO/tests/push_server.py" --port-file "$TMP/port" --log "$log" --fail-first 1 &
 srv=$!
@@ -126,6 +156,11 @@ reqs = [json.loads(l) for l in open(sys.argv[1])]
 ok = [r for r in reqs if r.get("status", 200) == 200]
 if len(reqs) < 2: print("only %d requests" % len(reqs)); sys.exit()
 if reqs[0].get("status") != 503: print("first request not answered 503"); sys.exit()
+body = lambda r: open("%s.%d.pb.gz" % (sys.argv[1], r["n"]), "rb").read()
+again = [r for r in ok if r["query"] == reqs[0]["query"]]
+if len(again) != 1: print("the refused window (%s) was sent again %d times, want once" % (reqs[0]["query"].get("name"), len(again))); sys.exit()
+if body(again[0]) != body(reqs[0]) or not body(reqs[0]):
+    print("the refused window was re-sent with another body (%d bytes, refused %d)" % (len(body(again[0])), len(body(reqs[0])))); sys.exit()
 r = next((r for r in ok if r["query"].get("name", "").startswith("callchain{")), None)
 if not r: print("no callchain push among %s" % [x["query"].get("name") for x in ok]); sys.exit()
 q = r["query"]

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A process exits and a new one gets the same pid: each must get its own
-# binary's symbols, not the old process's.
+# binary's symbols and its own process label, not the old process's.
 . "$(dirname "$0")/../lib.sh"
-need_bpf pid_reuse_happened pid_reuse_first pid_reuse_second
+need_bpf pid_reuse_happened pid_reuse_first pid_reuse_second \
+	pid_reuse_first_process pid_reuse_second_process
 
 out=$TMP/r.pb.gz
 "$TAGPROF" record -d 8 -o "$out" -F 499 2>"$TMP/rec.err" &
@@ -32,3 +33,22 @@ check() {   # name thread own other
 }
 check pid_reuse_first reuse_a reuse_alpha_spin reuse_beta_spin
 check pid_reuse_second reuse_b reuse_beta_spin reuse_alpha_spin
+
+# The process label of each tenant's samples (thread_name is the kernel's
+# comm, taken by BPF with the sample): every one of them must name its own
+# executable. A process table that kept reuse_a's entry for the pid labels
+# reuse_b's samples process=reuse_a, symbols or not. Not statistical: one
+# sample under the other name is the bug.
+check_process() {   # name thread
+	local all wrong
+	all=$(total "$out" -tagfocus="thread_name=^$2\$")
+	wrong=$(total "$out" -tagfocus="thread_name=^$2\$" -tagignore="process=^$2\$")
+	echo "pid_reuse: $2: $all samples, $wrong of them with another process label" >&2
+	if [ "$all" -ge 50 ] && [ "$wrong" -eq 0 ]; then
+		pass "$1"
+	else
+		fail "$1" "$2 (pid $pid): $wrong of its $all samples (want >= 50) carry another process label: $(pprof "$out" -tags -tagfocus="thread_name=^$2\$" | sed -n '/process:/,/^$/p' | tr -s ' \n' ' ')"
+	fi
+}
+check_process pid_reuse_first_process reuse_a
+check_process pid_reuse_second_process reuse_b

@@ -1,9 +1,13 @@
 /* Kernel symbol names asked of the kernel (bpf/ksym.bpf.c) checked against
  * /proc/kallsyms: hundreds of vmlinux text symbols spread over the whole
- * kernel, aliases, batch limits, addresses no symbol covers, and the
- * /proc/kallsyms fallback. */
+ * kernel, aliases, batch limits, addresses no symbol covers, the
+ * /proc/kallsyms fallback, and a sample's kernel frames in the profile in
+ * the order they were taken. */
 #include "check.h"
 #include "ksyms.h"
+#include "pprof.h"
+#include "profile.pb-c.h"
+#include "symbolize.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -11,6 +15,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define PICK 512	/* symbols checked, spread evenly */
 
@@ -203,6 +208,107 @@ static void test_kallsyms_fallback(void)
 	ksyms__free(k);
 }
 
+static Perftools__Profiles__Profile *decode(const uint8_t *gz, size_t len)
+{
+	static uint8_t raw[1 << 20];
+	z_stream zs = { 0 };
+	Perftools__Profiles__Profile *pr;
+
+	inflateInit2(&zs, 15 + 32);
+	zs.next_in = (uint8_t *)gz;
+	zs.avail_in = len;
+	zs.next_out = raw;
+	zs.avail_out = sizeof(raw);
+	inflate(&zs, Z_FINISH);
+	pr = perftools__profiles__profile__unpack(NULL, zs.total_out, raw);
+	inflateEnd(&zs);
+	return pr;
+}
+
+static const Perftools__Profiles__Location *
+find_loc(const Perftools__Profiles__Profile *pr, uint64_t id)
+{
+	for (size_t i = 0; i < pr->n_location; i++)
+		if (pr->location[i]->id == id)
+			return pr->location[i];
+	return NULL;
+}
+
+static const char *fn_name(const Perftools__Profiles__Profile *pr,
+			   const Perftools__Profiles__Location *l)
+{
+	if (!l || l->n_line < 1)
+		return NULL;
+	for (size_t i = 0; i < pr->n_function; i++)
+		if (pr->function[i]->id == l->line[0]->function_id)
+			return pr->string_table[pr->function[i]->name];
+	return NULL;
+}
+
+/* A sample of four kernel frames (leaf first, as BPF takes them) over two
+ * user frames, symbolized the way the agent does: the profile's sample
+ * lists the kernel frames leaf first, then the user frames, leaf first.
+ * The kernel leaf is where the CPU was; the frames above it are return
+ * addresses, looked up one byte back. */
+static void test_stack_order(void)
+{
+	struct pprof_vt t = { "samples", "count" };
+	const uint64_t user[2] = { 0x401234, 0x405678 };
+	uint64_t kern[4], want[6], locs[6];
+	size_t idx[4], n = 0, i, got;
+	struct ksyms *k = ksyms__new(false);
+	struct pprof *pp = pprof__new(&t, 1, t, 1);
+	struct symbolizer *z = symbolizer__new(NULL, k);
+	Perftools__Profiles__Profile *pr;
+	const int64_t one = 1;
+	uint8_t *out = NULL;
+	size_t len = 0;
+
+	CHECK(k && pp && z);
+	/* Four symbols with room for an address one byte in, far apart. */
+	for (i = nsyms / 8; i < nsyms && n < 4; i += nsyms / 5) {
+		size_t next = next_addr(i);
+
+		if (next >= nsyms || syms[next].addr < syms[i].addr + 2)
+			continue;
+		idx[n] = i;
+		kern[n] = syms[i].addr + 1;
+		want[n] = n ? kern[n] - 1 : kern[n];
+		n++;
+	}
+	CHECK(n == 4);
+	want[4] = user[0] - 1;	/* after a syscall, a return address too */
+	want[5] = user[1] - 1;
+	symbolizer__set_pprof(z, pp);
+	got = symbolizer__stack(z, NULL, user, 2, kern, 4, locs);
+	CHECK(got == 6);
+	CHECK(pprof__add_sample(pp, locs, got, &one, NULL, 0) == 0);
+	CHECK(pprof__encode(pp, &out, &len) == 0);
+	pr = decode(out, len);
+	free(out);
+	CHECK(pr && pr->n_sample == 1 && pr->sample[0]->n_location_id == 6);
+	for (i = 0; i < 6; i++) {
+		const Perftools__Profiles__Location *l =
+			find_loc(pr, pr->sample[0]->location_id[i]);
+		const char *name = fn_name(pr, l);
+		bool ok = l && l->address == want[i] && name &&
+			  (i < 4 ? alias_of(idx[i], name) :
+				   !strcmp(name, "[unknown]"));
+
+		if (!ok)
+			fprintf(stderr, "  frame %zu: %#llx %s, want %#llx %s\n",
+				i, l ? (unsigned long long)l->address : 0ull,
+				name ? name : "(none)",
+				(unsigned long long)want[i],
+				i < 4 ? syms[idx[i]].name : "[unknown]");
+		CHECK(ok);
+	}
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+	symbolizer__free(z);
+	pprof__free(pp);
+	ksyms__free(k);
+}
+
 /* BPF syscall programs (what the lookup runs as) came in Linux 5.14. */
 static bool kernel_before_5_14(void)
 {
@@ -225,6 +331,7 @@ int main(void)
 	if (why) {
 		SKIP(test_names_match_kallsyms, why);
 		SKIP(test_kallsyms_fallback, why);
+		SKIP(test_stack_order, why);
 		CHECK_EXIT();
 	}
 	if (kernel_before_5_14()) {
@@ -240,6 +347,7 @@ int main(void)
 		RUN(test_no_symbol);
 	}
 	RUN(test_kallsyms_fallback);
+	RUN(test_stack_order);
 	free(syms);
 	CHECK_EXIT();
 }

@@ -62,6 +62,17 @@ static const char *fn_name(const Perftools__Profiles__Profile *pr, uint64_t id)
 	return NULL;
 }
 
+/* The string value of label key on sample s, NULL if it has none. */
+static const char *label_str(const Perftools__Profiles__Profile *pr,
+			     const Perftools__Profiles__Sample *s,
+			     const char *key)
+{
+	for (size_t i = 0; i < s->n_label; i++)
+		if (!strcmp(pr->string_table[s->label[i]->key], key))
+			return pr->string_table[s->label[i]->str];
+	return NULL;
+}
+
 static void test_label_values(void)
 {
 	struct pprof *p = two_services();
@@ -88,6 +99,9 @@ static void test_encode_where(void)
 	pr = decode(out, len);
 	CHECK(pr);
 	CHECK(pr->n_sample == 1 && pr->sample[0]->value[0] == 4);
+	/* the sample is beta's own, labels and all */
+	CHECK(label_str(pr, pr->sample[0], "service") &&
+	      !strcmp(label_str(pr, pr->sample[0], "service"), "beta"));
 	CHECK(pr->n_mapping == 1);
 	CHECK(!strcmp(pr->string_table[pr->mapping[0]->filename], "/bin/beta"));
 	CHECK(pr->n_location == 2 && pr->n_function == 2);

@@ -327,6 +327,25 @@ static void basic_body(struct server *s)
 	free(got);
 }
 
+/* Whether the server kept request n's body as exactly body[]. */
+static bool body_is(const struct server *s, int n)
+{
+	char path[128], *got;
+	size_t len = 0;
+	bool same;
+
+	snprintf(path, sizeof(path), "%s.%d.pb.gz", s->log, n);
+	got = slurp(path, &len);
+	same = got && len == sizeof(body) && !memcmp(got, body, len);
+	if (!same)
+		fprintf(stderr, "  request %d: body of %zu bytes, want the %zu "
+			"enqueued\n", n, got ? len : 0, sizeof(body));
+	free(got);
+	return same;
+}
+
+/* The refused window is sent again, byte for byte: the retry re-sends the
+ * entry's own body, not what is left of a consumed buffer. */
 static void retry_body(struct server *s)
 {
 	char err[256] = "", v[128], *l1, *l2;
@@ -352,9 +371,11 @@ static void retry_body(struct server *s)
 	l2 = log_line(s, 2);
 	CHECK(l1 && l2);
 	gap = json_num(l2, "time") - json_num(l1, "time");
+	CHECK(json_num(l1, "status") == 503 && json_num(l2, "status") == 200);
 	free(l1);
 	free(l2);
 	CHECK(gap >= 0.18);	/* it did wait out the back-off */
+	CHECK(body_is(s, 1) && body_is(s, 2));
 }
 
 static void reject_body(struct server *s)
@@ -564,6 +585,7 @@ static void stop_flush_body(struct server *s)
 	push__stop(p, 3000);
 	CHECK(mono_ms() - t0 < 2000);
 	CHECK(log_count(s) == 2);
+	CHECK(body_is(s, 1) && body_is(s, 2));	/* the same window again */
 }
 
 static void test_unreachable(void)

@@ -1,9 +1,14 @@
 /* Runs reuse_a, then makes reuse_b start with the same pid, by steering
- * /proc/sys/kernel/ns_last_pid (needs root). Prints the reused pid.
+ * /proc/sys/kernel/ns_last_pid (needs root). Prints the reused pid. Both
+ * run without address-space randomization, so each binary is mapped at the
+ * same address: reuse_b's code then lies inside what was reuse_a's
+ * mapping, and read with reuse_a's memory map it names reuse_a's
+ * functions instead of looking unmapped (and making the map be read again).
  * usage: pidreuse DIR SECONDS   (DIR holds reuse_a and reuse_b) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/personality.h>
 #include <sys/wait.h>
 
 static pid_t run(const char *dir, const char *prog, const char *secs)
@@ -26,6 +31,9 @@ int main(int argc, char **argv)
 
 	if (argc < 3)
 		return 2;
+	/* Inherited by the children and kept across their exec. */
+	if (personality(ADDR_NO_RANDOMIZE) < 0)
+		return 6;
 	a = run(argv[1], "reuse_a", argv[2]);
 	waitpid(a, &st, 0);
 	/* Fork until a child gets a's pid; that child execs reuse_b. */
