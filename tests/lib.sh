@@ -82,6 +82,18 @@ pct() { awk -v p="$1" -v w="$2" 'BEGIN { printf "%.1f", w ? 100 * p / w : 0 }'; 
 # within X LO HI: true when LO <= X <= HI.
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
 
+# Statistical checks compare a share of N independent samples with the
+# share P (percent) the workload is built to give. The sampling error is
+# binomial, sd = sqrt(P(1-P)/N); a bound of 4 sd fails a correct run about
+# once in 16000, and no wider bound is needed.
+# sd4 P N: 4 sd in points, one decimal.
+sd4() { awk -v p="$1" -v n="$2" 'BEGIN { printf "%.1f", n ? 400 * sqrt(p / 100 * (1 - p / 100) / n) : 100 }'; }
+# near X P N: true when the share X (percent) is within sd4 P N of P.
+near() {
+	local t; t=$(sd4 "$2" "$3")
+	awk -v x="$1" -v p="$2" -v t="$t" 'BEGIN { exit !(x >= p - t && x <= p + t) }'
+}
+
 # no_pprof_warnings NAME: fails NAME when the last pprof run warned.
 pprof_warned() { grep -qi 'warn\|error\|fail' "$TMP/pprof.err"; }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A noinline chain main -> work -> {leaf_a, leaf_b} with 3:1 work: pprof must
-# show both leaves under work with 75/25 +- 5 points of the workload's samples.
+# show both leaves under work with 75/25 of the workload's samples, within
+# 4 sd of the sampling error.
 . "$(dirname "$0")/../lib.sh"
 need_bpf callchain_record callchain_pprof_clean callchain_shares callchain_under_work
 
@@ -24,10 +25,14 @@ a=$(flat "$out" leaf_a -tagfocus=process=callchain)
 b=$(flat "$out" leaf_b -tagfocus=process=callchain)
 pa=$(pct "$a" "$all"); pb=$(pct "$b" "$all")
 echo "callchain: $all samples, leaf_a $a ($pa%), leaf_b $b ($pb%)" >&2
-if [ "${all:-0}" -ge 1000 ] && within "$pa" 70 80 && within "$pb" 20 30; then
+# The bound is 4 binomial sd of a 75% share at this run's sample count
+# (1.4 points at ~4000 samples, 2.7 at the floor of 1000): the work split
+# is exact, so sampling is the only noise (seen 74.4-75.9%).
+bound=$(sd4 75 "${all:-0}")
+if [ "${all:-0}" -ge 1000 ] && near "$pa" 75 "$all" && near "$pb" 25 "$all"; then
 	pass callchain_shares
 else
-	fail callchain_shares "leaf_a $pa%, leaf_b $pb% of $all samples (want 75/25 +-5)"
+	fail callchain_shares "leaf_a $pa%, leaf_b $pb% of $all samples (want 75/25 +-$bound)"
 fi
 
 # Every leaf sample must have work and main above it.

@@ -68,10 +68,8 @@ for v in shared pie nopie dlopen; do
 	for q in q1:50 q2:30 q3:20; do
 		eval "nq=\$n_${q%:*}"
 		p=$(pct "$nq" "$lab")
-		tol=$(awk -v p="${q#*:}" -v n="$lab" 'BEGIN { printf "%.1f", n ? 400 * sqrt(p / 100 * (1 - p / 100) / n) : 0 }')
-		within "$p" "$(awk -v p="${q#*:}" -v t="$tol" 'BEGIN { print p - t }')" \
-			"$(awk -v p="${q#*:}" -v t="$tol" 'BEGIN { print p + t }')" ||
-			why="$why ${q%:*}=$p% (want ${q#*:}+-$tol)"
+		tol=$(sd4 "${q#*:}" "$lab")
+		near "$p" "${q#*:}" "$lab" || why="$why ${q%:*}=$p% (want ${q#*:}+-$tol)"
 		echo "$name: ${q%:*} $nq samples, $p% (want ${q#*:} +-$tol)" >&2
 	done
 	# Labelled share of the pool's samples. Unlabelled: main's calibration

@@ -3,7 +3,7 @@
 # must show the whole chain in >= 95% of its samples with dwarf and auto,
 # and in < 5% with fp, which must copy no stack at all. memcpy_loop spends its time in glibc's memcpy,
 # which sets up no frame: with fp and auto, copy_loop must be memcpy's
-# caller in >= 90% of memcpy's samples (the word at the stack pointer).
+# caller in >= 98% of memcpy's samples (the word at the stack pointer).
 . "$(dirname "$0")/../lib.sh"
 need_bpf unwind_nofp_built unwind_dwarf_record unwind_dwarf_full_chain \
 	unwind_auto_record unwind_auto_full_chain unwind_fp_record \
@@ -84,10 +84,18 @@ for mode in dwarf auto fp; do
 		fi
 		continue
 	fi
-	if [ "${all:-0}" -ge 1000 ] && within "$p" 95 100; then
+	# Not a sampling question: CFI unwinds every stack of the chain, so
+	# the expected share is 100% (seen 99.9-100.0% at ~4500 samples).
+	# What may legitimately miss is systematic: samples in the loader
+	# before main, and with auto those taken before a probe marked the
+	# process for CFI: 1 sample in 8 probes while the process is young,
+	# and the reader marks it within its drain interval (<= 100 ms, about
+	# 100 samples at 999 Hz: 2% of 4500). dwarf: 99%, auto: 97%.
+	floor=99; [ $mode = auto ] && floor=97
+	if [ "${all:-0}" -ge 1000 ] && within "$p" $floor 100; then
 		pass unwind_${mode}_full_chain
 	else
-		fail unwind_${mode}_full_chain "$full of $all samples ($p%) show main -> f1 -> ... (want >= 95%)"
+		fail unwind_${mode}_full_chain "$full of $all samples ($p%) show main -> f1 -> ... (want >= $floor%)"
 	fi
 done
 
@@ -114,10 +122,14 @@ for mode in fp auto; do
 		END { print under + 0, leaf + 0 }')
 	p=$(pct "$under" "$leaf")
 	echo "unwind $mode: memcpy_loop: copy_loop is memcpy's caller in $under of $leaf memcpy samples ($p%)" >&2
-	if [ "${leaf:-0}" -ge 1000 ] && within "$p" 90 100; then
+	# The word at the stack pointer is memcpy's return address at every
+	# instruction of a frameless leaf: expected 100% (seen 100.0% at
+	# ~3900 samples). The floor leaves 2% for samples at the boundaries
+	# (the PLT stub, the call itself), none for a missed leaf caller (0%).
+	if [ "${leaf:-0}" -ge 1000 ] && within "$p" 98 100; then
 		pass unwind_leaf_${mode}_caller
 	else
-		fail unwind_leaf_${mode}_caller "copy_loop above memcpy in $under of $leaf samples ($p%, want >= 90%)"
+		fail unwind_leaf_${mode}_caller "copy_loop above memcpy in $under of $leaf samples ($p%, want >= 98%)"
 	fi
 done
 
