@@ -10,6 +10,10 @@
  * its tag (op_scan_work, op_join_work), so that a sample's labels can be
  * checked against the code it was taken in, not only counted.
  *
+ * shared and nested declare their tags, then spin untagged for a second in
+ * warm_up() before they work for SECONDS, so that a profiler that started
+ * with them knows the tags when the tagged work starts.
+ *
  *	tagops shared SECONDS	scan and join both call shared_insert(),
  *				scan with 3 units of work, join with 1:
  *				shared_insert's samples split 75/25 between
@@ -75,6 +79,7 @@
 #define TAG_IO		OP_IO
 
 #define UNIT_ITERS	20000	/* hash inserts in one unit: ~20-40 us */
+#define WARM_UP_S	1.0
 /* Not inlined, and not cloned either (GCC would make shared_insert.constprop
  * copies for constant arguments): the profile shows these names. */
 #define SHARED		__attribute__((noipa))
@@ -173,15 +178,31 @@ static void name(uint64_t op, const char *s)
 		die("tagprof_tag_name", err);
 }
 
+/* Untagged work for the first second after the declaration: the profiler
+ * finds a process at its first sample, and when that sample came while the
+ * dynamic loader was still mapping libtagprof (often: it takes about one
+ * sampling period) it looks again only half a second later. Tagged work
+ * starts once the tags are surely known, so its samples all carry them. */
+SHARED void warm_up(void)
+{
+	double end = now_s() + WARM_UP_S;
+
+	KEEP_FRAME();
+	while (now_s() < end)
+		insert_spin(UNIT_ITERS);
+}
+
 static void mode_shared(double secs, bool declared)
 {
-	double end = now_s() + secs;
+	double end;
 
 	if (declared) {
 		declare();
 		name(OP_SCAN, "scan");
 		name(OP_JOIN, "join");
+		warm_up();
 	}
+	end = now_s() + secs;
 	while (now_s() < end) {
 		for (int k = 0; k < 50; k++) {
 			run_op(TAG_SCAN, op_scan_work, 3);
@@ -226,10 +247,12 @@ SHARED void stage_outer(void)
 
 static void mode_nested(double secs)
 {
-	double end = now_s() + secs;
+	double end;
 
 	declare();
 	name(OP_SCAN, "scan");
+	warm_up();
+	end = now_s() + secs;
 	while (now_s() < end) {
 		for (int k = 0; k < 50; k++) {
 			uint64_t prev = tagprof_tag_swap(OP_SCAN);
