@@ -52,6 +52,11 @@ static void test_declaration(void)
 	CHECK(tags__name(&t, 0, 3) == NULL);
 	CHECK(tags__field_value(&t, 0, 0x00020001) == 1);
 	CHECK(tags__field_value(&t, 1, 0x00020001) == 2);
+	/* each field takes its own bits, all of them and no more */
+	CHECK(tags__field_value(&t, 0, 0xffffffffffffffffull) == 0xffff);
+	CHECK(tags__field_value(&t, 1, 0xffffffffffffffffull) == 0xffff);
+	CHECK(tags__field_value(&t, 0, 0x00018000) == 0x8000);
+	CHECK(tags__field_value(&t, 1, 0x80010000) == 0x8001);
 	tags__clear(&t);
 }
 
@@ -96,6 +101,14 @@ static void test_filter(void)
 	CHECK(value == 7u << 16);
 	CHECK(!tags__filter(&t, "pipeline", "70000", &mask, &value));	/* too big */
 	CHECK(!tags__filter(&t, "operator", "nosuchname", &mask, &value));
+	/* names match whole, in their own field only */
+	CHECK(!tags__filter(&t, "operator", "joi", &mask, &value));
+	CHECK(!tags__filter(&t, "operator", "join2", &mask, &value));
+	CHECK(!tags__filter(&t, "pipeline", "join", &mask, &value));
+	CHECK(!tags__filter(&t, "operator", "probe", &mask, &value));
+	/* a number is the other field's value, not the name's */
+	CHECK(tags__filter(&t, "pipeline", "2", &mask, &value));
+	CHECK(mask == 0xffff0000 && value == 0x20000);
 	CHECK(!tags__filter(&t, "nosuchfield", "1", &mask, &value));
 	CHECK(!tags__filter(&t, "operator", "", &mask, &value));
 	tags__clear(&t);
