@@ -3,8 +3,12 @@
 set -u
 : "${TAGPROF:=$PWD/build/tagprof}"
 : "${WORKLOADS:=$PWD/build/workloads}"
-TMP=$(mktemp -d /tmp/tagprof-e2e.XXXXXX)
-trap 'rm -rf "$TMP"' EXIT
+# The exit trap removes a read-only copy of the path: a script (or a shell
+# that sourced this file) that sets TMP to something else must not make it
+# remove that instead.
+readonly TAGPROF_E2E_TMP=$(mktemp -d /tmp/tagprof-e2e.XXXXXX)
+TMP=$TAGPROF_E2E_TMP
+trap 'rm -rf "$TAGPROF_E2E_TMP"' EXIT
 
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
