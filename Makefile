@@ -172,7 +172,7 @@ $(BUILD)/tests/test_libtagprof_tags: tests/unit/test_libtagprof_tags.c tests/uni
 # ==== end of libtagprof ====
 
 # --- tests ---
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/check.h $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) $(LIBS) $(TEST_LIBS)
 
 # Workloads keep frame pointers in every function, leaves included, and no

@@ -35,11 +35,18 @@ else
 	fail callchain_shares "leaf_a $pa%, leaf_b $pb% of $all samples (want 75/25 +-$bound)"
 fi
 
-# Every leaf sample must have work and main above it.
+# Every leaf sample must have main above it, and work between them. One
+# leaf sample in 3001 once came without work (main still above it; not
+# seen again in 16000): a sample at an instruction whose frame the
+# frame-pointer walk and the word at the stack pointer both miss. That
+# rare miss is allowed up to 1 in 1000 leaf samples; a chain that loses
+# work for real loses it in most samples.
 wa=$(flat "$out" leaf_a -focus='^work$' -tagfocus=process=callchain)
 wb=$(flat "$out" leaf_b -focus='^work$' -tagfocus=process=callchain)
 ma=$(cum "$out" main -tagfocus=process=callchain)
-if [ "$wa" = "$a" ] && [ "$wb" = "$b" ] && [ "$ma" -ge $((a + b)) ]; then
+miss=$((a - wa + b - wb))
+if [ $((a + b)) -gt 0 ] && [ $((miss * 1000)) -le $((a + b)) ] &&
+   [ "$ma" -ge $((a + b)) ]; then
 	pass callchain_under_work
 else
 	fail callchain_under_work "under work: leaf_a $wa/$a, leaf_b $wb/$b; main cum $ma"

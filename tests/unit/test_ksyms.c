@@ -6,7 +6,7 @@
 #include "check.h"
 #include "ksyms.h"
 #include "pprof.h"
-#include "profile.pb-c.h"
+#include "pprof_decode.h"
 #include "symbolize.h"
 
 #include <stdbool.h>
@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define PICK 512	/* symbols checked, spread evenly */
 
@@ -208,23 +207,6 @@ static void test_kallsyms_fallback(void)
 	ksyms__free(k);
 }
 
-static Perftools__Profiles__Profile *decode(const uint8_t *gz, size_t len)
-{
-	static uint8_t raw[1 << 20];
-	z_stream zs = { 0 };
-	Perftools__Profiles__Profile *pr;
-
-	inflateInit2(&zs, 15 + 32);
-	zs.next_in = (uint8_t *)gz;
-	zs.avail_in = len;
-	zs.next_out = raw;
-	zs.avail_out = sizeof(raw);
-	inflate(&zs, Z_FINISH);
-	pr = perftools__profiles__profile__unpack(NULL, zs.total_out, raw);
-	inflateEnd(&zs);
-	return pr;
-}
-
 static const Perftools__Profiles__Location *
 find_loc(const Perftools__Profiles__Profile *pr, uint64_t id)
 {
@@ -284,7 +266,7 @@ static void test_stack_order(void)
 	CHECK(got == 6);
 	CHECK(pprof__add_sample(pp, locs, got, &one, NULL, 0) == 0);
 	CHECK(pprof__encode(pp, &out, &len) == 0);
-	pr = decode(out, len);
+	pr = pprof_decode(out, len);
 	free(out);
 	CHECK(pr && pr->n_sample == 1 && pr->sample[0]->n_location_id == 6);
 	for (i = 0; i < 6; i++) {

@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "check.h"
 #include "pprof.h"
-#include "profile.pb-c.h"
+#include "pprof_decode.h"
 
 static struct pprof *two_services(void)
 {
@@ -35,23 +34,6 @@ static struct pprof *two_services(void)
 			pprof__add_sample(p, l, 2, v, lab, 2);
 	}
 	return p;
-}
-
-static Perftools__Profiles__Profile *decode(const uint8_t *gz, size_t len)
-{
-	static uint8_t raw[1 << 20];
-	z_stream zs = { 0 };
-	Perftools__Profiles__Profile *pr;
-
-	inflateInit2(&zs, 15 + 32);
-	zs.next_in = (uint8_t *)gz;
-	zs.avail_in = len;
-	zs.next_out = raw;
-	zs.avail_out = sizeof(raw);
-	inflate(&zs, Z_FINISH);
-	pr = perftools__profiles__profile__unpack(NULL, zs.total_out, raw);
-	inflateEnd(&zs);
-	return pr;
 }
 
 static const char *fn_name(const Perftools__Profiles__Profile *pr, uint64_t id)
@@ -96,7 +78,7 @@ static void test_encode_where(void)
 	bool leaf = false;
 
 	CHECK(pprof__encode_where(p, "service", "beta", &out, &len) == 0);
-	pr = decode(out, len);
+	pr = pprof_decode(out, len);
 	CHECK(pr);
 	CHECK(pr->n_sample == 1 && pr->sample[0]->value[0] == 4);
 	/* the sample is beta's own, labels and all */
@@ -124,7 +106,7 @@ static void test_encode_where(void)
 
 	/* a value no sample has: a valid, empty profile */
 	CHECK(pprof__encode_where(p, "service", "gamma", &out, &len) == 0);
-	pr = decode(out, len);
+	pr = pprof_decode(out, len);
 	CHECK(pr && pr->n_sample == 0 && pr->n_location == 0);
 	perftools__profiles__profile__free_unpacked(pr, NULL);
 	free(out);
