@@ -33,6 +33,21 @@ capture() {
 	caps="$caps $!"
 }
 
+# start CMD...: starts the workload whose captures follow ($wl), and gives
+# it half a second to publish its context.
+start() {
+	"$@" >/dev/null 2>&1 &
+	wl=$!
+	sleep 0.5
+}
+
+# fail_all PREFIX NAME...: fails each check PREFIX_NAME when the captures
+# they judge could not be made.
+fail_all() {
+	local prefix=$1 n; shift
+	for n in "$@"; do fail "${prefix}_$n" "record failed"; done
+}
+
 # finish: waits for the captures and the workload; false (with the first
 # failure's log on stderr) if a capture failed.
 finish() {
@@ -111,9 +126,7 @@ only() {
 }
 
 # --- libtagprof: query_id=q1 (50% of the tasks), q2, q3; tenant=acme ---
-"$WORKLOADS/labelpool_shared" 9 >/dev/null 2>&1 &
-wl=$!
-sleep 0.5
+start "$WORKLOADS/labelpool_shared" 9
 capture all 5 -F 2999
 capture q1 5 -F 2999 --label query_id=q1
 capture q 3 --label query_id=q
@@ -132,9 +145,7 @@ if finish; then
 		fail labels_filter_default_hz "period: $(pprof "$TMP/q.pb.gz" -raw | grep '^Period')"
 	fi
 else
-	for n in keeps only_match prefix_none extension_none other_key_none default_hz; do
-		fail labels_filter_$n "record failed"
-	done
+	fail_all labels_filter keeps only_match prefix_none extension_none other_key_none default_hz
 fi
 rm -f "$TMP"/*.pb.gz "$TMP"/*.err
 
@@ -142,9 +153,7 @@ rm -f "$TMP"/*.pb.gz "$TMP"/*.err
 # q1 is a prefix of q10: the q1 filter must not keep q10 (a compare of the
 # filter's bytes only), the q10 filter must not keep q1 (a compare of the
 # record's bytes only).
-"$WORKLOADS/otelwriter" 8 >/dev/null 2>&1 &
-wl=$!
-sleep 0.5
+start "$WORKLOADS/otelwriter" 8
 capture all 4 -F 2999
 capture q1 4 -F 2999 --label query_id=q1
 capture q10 3 --label query_id=q10
@@ -157,18 +166,14 @@ if finish; then
 	none labels_filter_otel_extension_none "$TMP/q100.pb.gz"
 	none labels_filter_otel_other_key_none "$TMP/tenant.pb.gz"
 else
-	for n in keeps only_match prefix_only_match extension_none other_key_none; do
-		fail labels_filter_otel_$n "record failed"
-	done
+	fail_all labels_filter_otel keeps only_match prefix_only_match extension_none other_key_none
 fi
 rm -f "$TMP"/*.pb.gz "$TMP"/*.err
 
 # --- custom labels: {job=alpha via=beta} (75%), {job=beta via=alpha} ---
 # via=alpha is alpha under another key: it must keep the beta moments
 # (spin_beta) and none of alpha's (spin_alpha).
-"$WORKLOADS/clwriter" 8 >/dev/null 2>&1 &
-wl=$!
-sleep 0.5
+start "$WORKLOADS/clwriter" 8
 capture all 4 -F 2999
 capture alpha 4 -F 2999 --label job=alpha
 capture alph 3 --label job=alph
@@ -181,7 +186,5 @@ if finish; then
 	none labels_filter_custom_extension_none "$TMP/alphaX.pb.gz"
 	only labels_filter_custom_other_key "$TMP/via.pb.gz" job beta spin_alpha
 else
-	for n in keeps only_match prefix_none extension_none other_key; do
-		fail labels_filter_custom_$n "record failed"
-	done
+	fail_all labels_filter_custom keeps only_match prefix_none extension_none other_key
 fi
