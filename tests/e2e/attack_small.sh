@@ -154,12 +154,17 @@ else
 	fail attack_signals_agent "sent=$sent alive=$alive rc=$rc before=$before after=$after files $n1 -> $n2"
 fi
 
+# A busy workload, so that the window SIGXCPU ends has samples to write:
+# an idle machine gives a system-wide capture none, and an empty window
+# writes no file.
+"$WORKLOADS/callchain" 4 >/dev/null & wl=$!
 "$TAGPROF" agent --output-dir "$TMP/sigx" --window 60 -F 99 2>/dev/null &
 ag=$!
 sleep 1.5
 start=$(date +%s)
 kill -XCPU $ag; wait $ag; rc=$?
 took=$(( $(date +%s) - start ))
+kill $wl 2>/dev/null; wait $wl 2>/dev/null
 if [ $rc -eq 0 ] && [ $took -le 2 ] && [ "$(files "$TMP/sigx")" -ge 1 ]; then
 	pass attack_signals_agent_stop
 else
