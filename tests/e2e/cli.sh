@@ -32,6 +32,19 @@ check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its ou
 	if why=$("$@" 2>&1); then pass "$name"; else fail "$name" "$why"; fi
 }
 
+# tag_values FILE KEY ARGS...: one line "VALUE PERCENT" per value of label
+# KEY, from pprof -tags (whose shares read "( 0.67%):" or "(57.03%):").
+tag_values() {
+	local f=$1 key=$2; shift 2
+	pprof "$f" -tags "$@" | awk -v k="$key:" '
+		$1 == k { f = 1; next } f && NF == 0 { f = 0 }
+		f && match($0, /\( *[0-9.]+%\)/) {
+			p = substr($0, RSTART + 1, RLENGTH - 3); print $NF, p + 0 }'
+}
+
+# process_names FILE: the process labels of FILE, sorted, each followed by a space.
+process_names() { tag_values "$1" process | awk '{ print $1 }' | sort -u | tr '\n' ' '; }
+
 help_ok() {
 	"$TAGPROF" --help | grep -q "record" &&
 	"$TAGPROF" --version | grep -qE '^tagprof [0-9]+\.[0-9]+' &&
@@ -153,7 +166,7 @@ pid_filter() {
 	wait $wl $other
 	local procs
 	# the values listed under "process:" in pprof -tags, up to the blank line
-	procs=$(pprof "$out" -tags | awk '/^ *process:/{f=1; next} f && NF==0 {f=0} f {print $NF}' | sort -u | tr '\n' ' ')
+	procs=$(process_names "$out")
 	[ "$(total "$out")" -ge 100 ] && [ "$procs" = "callchain " ] ||
 		{ echo "processes in profile: '$procs', samples $(total "$out")"; return 1; }
 }
@@ -205,11 +218,9 @@ fi
 # pid, only waits (< 5%).
 thread_ids() {
 	local pid shares
-	pid=$(pprof "$TMP/fork.pb.gz" -tags -tagfocus='process=^labelpool_shared$' |
-		awk '/^ *pid:/ { f = 1; next } f && NF == 0 { f = 0 } f { print $NF; exit }')
-	shares=$(pprof "$TMP/fork.pb.gz" -tags -tagfocus='process=^labelpool_shared$' |
-		awk '/^ *tid:/ { f = 1; next } f && NF == 0 { f = 0 }
-		     f { gsub(/[()%]/, "", $2); print $NF, $2 }')
+	pid=$(tag_values "$TMP/fork.pb.gz" pid -tagfocus='process=^labelpool_shared$' |
+		awk '{ print $1; exit }')
+	shares=$(tag_values "$TMP/fork.pb.gz" tid -tagfocus='process=^labelpool_shared$')
 	echo "$shares" | awk -v pid="$pid" '
 		$1 == pid { main = $2 } $1 != pid && $2 >= 15 { workers++ }
 		END { exit !(pid != "" && workers == 4 && main + 0 < 5) }' ||
@@ -273,7 +284,7 @@ else
 	"$TAGPROF" record --cgroup "$cg" -d 2 -F 499 -o "$TMP/cg.pb.gz" 2>"$TMP/cg.err"
 	wait $wl $other
 	rmdir "$cg"
-	procs=$(pprof "$TMP/cg.pb.gz" -tags | awk '/^ *process:/{f=1; next} f && NF==0 {f=0} f {print $NF}' | sort -u | tr '\n' ' ')
+	procs=$(process_names "$TMP/cg.pb.gz")
 	# 2 s at 499 Hz of one busy thread: ~1000 samples; 100 on a loaded machine.
 	if [ "$(total "$TMP/cg.pb.gz")" -ge 100 ] && [ "$procs" = "callchain " ]; then
 		pass cli_cgroup_filter

@@ -16,15 +16,6 @@ rec() {   # MODE SECONDS [HZ]: record tagops MODE into $TMP/MODE.pb.gz
 		2>"$TMP/$1.err"
 }
 
-# binom_bound P N: 4 sd, in percentage points, of the share of N samples
-# that each fall in a part with probability P: 400 * sqrt(P (1 - P) / N).
-binom_bound() { awk -v p="$1" -v n="$2" 'BEGIN { printf "%.1f", n ? 400 * sqrt(p * (1 - p) / n) : 100 }'; }
-# near X P N: true when the share X (in %) is within 4 sd of 100 P.
-near() {
-	awk -v x="$1" -v e="$2" -v b="$(binom_bound "$2" "$3")" \
-		'BEGIN { d = x - 100 * e; exit !(d <= b && -d <= b) }'
-}
-
 # 1. Both operators call shared_insert with 3:1 work (at 1999 Hz, for the
 # samples the shares need).
 if rec shared 5 1999; then
@@ -41,10 +32,10 @@ if rec shared 5 1999; then
 	# (2/3 of 5 s at 1999 Hz with 3/4 of a CPU), +-3.9 at the floor of 2000.
 	tagged=$((scan + join))
 	ps=$(pct "$scan" "$tagged"); pj=$(pct "$join" "$tagged")
-	bound=$(binom_bound 0.25 "$tagged")
+	bound=$(sd4 25 "$tagged")
 	echo "tags_shared: shared_insert $all samples, $tagged tagged: scan $ps%, join $pj% (75/25 +-$bound)" >&2
 	if [ "$tagged" -ge 2000 ] && [ $(((all - tagged) * 100)) -le "$all" ] &&
-	   near "$pj" 0.25 "$tagged"; then
+	   near "$pj" 25 "$tagged"; then
 		pass tags_shared_split
 	else
 		fail tags_shared_split "scan $ps%, join $pj% of $tagged tagged, $all in all (want 75/25 +-$bound, 4 sd; >= 2000 tagged, <= 1% not)"
@@ -125,9 +116,9 @@ if rec names 4 1999; then
 	six=$(total "$f" -tagfocus='operator=^6$')
 	echo "tags_names: 5 $five, late_five $late, 6 $six" >&2
 	s56=$((five + late + six))
-	p6=$(pct "$six" "$s56"); bound=$(binom_bound 0.5 "$s56")
+	p6=$(pct "$six" "$s56"); bound=$(sd4 50 "$s56")
 	if [ "$five" -ge 50 ] && [ "$late" -ge 50 ] && [ "$s56" -ge 1000 ] &&
-	   near "$p6" 0.5 "$s56"; then
+	   near "$p6" 50 "$s56"; then
 		pass tags_names
 	else
 		fail tags_names "operator 5: $five, late_five: $late, 6: $six samples ($p6% of $s56, want 50 +-$bound, 4 sd; >= 50 of 5 and of late_five)"
