@@ -190,6 +190,25 @@ $(BUILD)/workloads/clwriter: WORKLOAD_LDFLAGS = \
 	-Wl,--export-dynamic-symbol=custom_labels_current_set \
 	-Wl,--export-dynamic-symbol=custom_labels_abi_version
 
+# ---- OTEP 4719/4947 writers from the public texts (issue 11; used by
+# tests/e2e/labels_otep_forms.sh), one per process-context payload form.
+# otep_resource_writer (bare Resource payload) defines otel_thread_ctx_v1
+# local-exec in the executable: the generic rule builds it, plus the export.
+# otep_pc_writer (ProcessContext payload) links libotep_pc.so, whose slot is
+# reached through TLSDESC: built by $(CC) (GCC; clang 14 has no gnu2 on
+# x86-64) with libtagprof's TLS flags (global-dynamic, gnu2 on x86-64).
+$(BUILD)/workloads/otep_resource_writer: \
+	WORKLOAD_LDFLAGS = -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
+OTEP_PC_DIR := tests/workloads/otep_pc_writer
+OTEP_PC := $(BUILD)/workloads/otep_pc_writer $(BUILD)/workloads/libotep_pc.so
+$(BUILD)/workloads/libotep_pc.so: $(OTEP_PC_DIR)/lib.c $(OTEP_PC_DIR)/otep_pc.h | $(BUILD)/workloads
+	$(CC) -O2 -g $(WARN) -fPIC -shared $(LIBTP_TLS) -o $@ $<
+$(BUILD)/workloads/otep_pc_writer: $(OTEP_PC_DIR)/main.c $(OTEP_PC_DIR)/otep_pc.h \
+		$(BUILD)/workloads/libotep_pc.so | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -o $@ $< -L$(BUILD)/workloads \
+		-Wl,-rpath,$(abspath $(BUILD)/workloads) -lotep_pc -lpthread
+# ---- end of OTEP writers
+
 # The thread-pool workload linked to libtagprof four ways: shared, static in
 # a PIE, static in a non-PIE executable, and dlopen()ed after start.
 LABELPOOL := $(addprefix $(BUILD)/workloads/labelpool_,shared pie nopie dlopen)
@@ -221,7 +240,7 @@ NOFP         := $(BUILD)/workloads/nofp_chain
 $(NOFP): tests/workloads/nofp/chain.c | $(BUILD)/workloads
 	$(NOFP_CC) $(NOFP_CFLAGS) $(WARN) -o $@ $<
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(NOFP)
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(NOFP) $(OTEP_PC)
 
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh
