@@ -248,10 +248,11 @@ static void discover(struct threadctx *t, struct pctx *p)
 		memset(&p->cfg.custom, 0, sizeof(p->cfg.custom));
 		r2 = -ENOENT;
 	}
-	/* Keys and tags are in the process context, which the writers of a
-	 * thread context publish (libtagprof does, for tags too): only then is
-	 * it worth another read of the maps. */
-	if (r1 == 0 && read_ctx(t, p) == 0)
+	/* The process context (keys and tag declaration) is looked for on
+	 * its own, by its mapping's name: a program that only tags registers
+	 * publishes it without any thread-context symbol (statically linked,
+	 * the linker leaves that symbol out). */
+	if (read_ctx(t, p) == 0)
 		load_tags(t, p);
 	if (r1 == 0 || r2 == 0 || p->tags.reg) {
 		if (!p->found_ns)
