@@ -42,7 +42,8 @@
 struct pctx {
 	uint32_t pid;
 	bool found;		/* cfg is in the BPF map */
-	bool counted;
+	bool counted;		/* in procs_found... */
+	bool tags_counted;	/* ...and tag_procs: each pid once */
 	int retries;
 	uint64_t due_ns;	/* next discovery; 0 = none planned */
 	uint64_t recheck_ns;	/* current back-off for processes without one */
@@ -220,11 +221,11 @@ static int read_ctx(struct threadctx *t, struct pctx *p)
 
 static void load_tags(struct threadctx *t, struct pctx *p)
 {
-	bool had = p->tags.reg;
-
 	tags__load(&p->tags, &p->ctx);
-	if (p->tags.reg && !had)
+	if (p->tags.reg && !p->tags_counted) {
 		t->stats.tag_procs++;
+		p->tags_counted = true;
+	}
 }
 
 /* custom-labels v1 is only read when the process says it speaks v1. */
@@ -293,7 +294,8 @@ void threadctx__on_sample(struct threadctx *t, uint32_t pid)
 		discover(t, p);
 }
 
-static void schedule(struct threadctx *t, uint32_t pid, uint64_t delay)
+static struct pctx *schedule(struct threadctx *t, uint32_t pid,
+			     uint64_t delay)
 {
 	struct pctx *p = lookup(t, pid);
 
@@ -304,17 +306,28 @@ static void schedule(struct threadctx *t, uint32_t pid, uint64_t delay)
 		p->recheck_ns = 0;
 		p->due_ns = now_ns() + delay;
 	}
+	return p;
 }
 
 void threadctx__on_exec(struct threadctx *t, uint32_t pid)
 {
-	bool known = lookup(t, pid) != NULL;
+	struct pctx *p = lookup(t, pid);
+	bool known = p, counted = p && p->counted;
+	bool tags_counted = p && p->tags_counted;
 
 	drop(t, pid);		/* a new image: nothing found before holds */
 	/* Only a process we track is looked at again at once: every exec on
 	 * the machine would cost a discovery; others wait for a sample. */
-	if (known)
-		schedule(t, pid, EXEC_DELAY_NS);
+	if (!known)
+		return;
+	p = schedule(t, pid, EXEC_DELAY_NS);
+	/* The counters count processes, not discoveries: a sample from
+	 * before the exec, read after it, has often found the new image
+	 * already (with -- COMMAND, always its first samples). */
+	if (p) {
+		p->counted = counted;
+		p->tags_counted = tags_counted;
+	}
 }
 
 void threadctx__on_exit(struct threadctx *t, uint32_t pid)
