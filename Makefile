@@ -232,6 +232,17 @@ $(TAGOPS): tests/workloads/libtagprof/tagops.c $(LIBTP) | $(BUILD)/workloads
 	$(TAG_CC) $(WORKLOAD_CFLAGS) $(LIBTP_TAG_CFLAGS) $(WARN) -Iinclude -o $@ $< \
 		-L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
 
+# A register-tags-only program (no label set), linked as the README says:
+# statically with no extra linker flag, and with the shared library.
+TAGSONLY := $(BUILD)/workloads/tagsonly_static $(BUILD)/workloads/tagsonly_shared
+TAGSONLY_SRC := tests/workloads/libtagprof/tagsonly.c
+$(BUILD)/workloads/tagsonly_static: $(TAGSONLY_SRC) $(LIBTP) | $(BUILD)/workloads
+	$(TAG_CC) $(WORKLOAD_CFLAGS) $(LIBTP_TAG_CFLAGS) $(WARN) -Iinclude -o $@ $< \
+		$(BUILD)/libtagprof.a -lpthread
+$(BUILD)/workloads/tagsonly_shared: $(TAGSONLY_SRC) $(LIBTP) | $(BUILD)/workloads
+	$(TAG_CC) $(WORKLOAD_CFLAGS) $(LIBTP_TAG_CFLAGS) $(WARN) -Iinclude -o $@ $< \
+		-L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
+
 # No frame pointers (for --unwind dwarf/auto): GCC, -fomit-frame-pointer,
 # and no tail calls, so the call chain is really there for CFI to find.
 NOFP_CC      ?= gcc
@@ -240,7 +251,7 @@ NOFP         := $(BUILD)/workloads/nofp_chain
 $(NOFP): tests/workloads/nofp/chain.c | $(BUILD)/workloads
 	$(NOFP_CC) $(NOFP_CFLAGS) $(WARN) -o $@ $<
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(NOFP) $(OTEP_PC)
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(TAGSONLY) $(NOFP) $(OTEP_PC)
 
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh

@@ -76,6 +76,32 @@ static bool read_tag(const uint8_t *buf, size_t end, size_t *pos,
 	return true;
 }
 
+/* Reads the value of a field of wire type wire: a varint, a fixed-size
+ * value, or a length, left in *len with the bytes it counts still at *pos
+ * (inside end). false when malformed, or a group or undefined type. */
+static bool read_value(const uint8_t *buf, size_t end, size_t *pos,
+		       unsigned wire, uint64_t *len)
+{
+	uint64_t n;
+
+	*len = 0;
+	switch (wire) {
+	case WIRE_VARINT:
+		return read_varint(buf, end, pos, &n);
+	case WIRE_I64:
+	case WIRE_I32:
+		n = wire == WIRE_I64 ? 8 : 4;
+		if (n > end - *pos)
+			return false;
+		*pos += n;
+		return true;
+	case WIRE_LEN:
+		return read_varint(buf, end, pos, len) && *len <= end - *pos;
+	default:
+		return false;
+	}
+}
+
 int pbcheck__payload(const uint8_t *buf, size_t len, enum pbcheck_msg root)
 {
 	struct frame stack[MAX_FRAMES];
@@ -105,36 +131,84 @@ int pbcheck__payload(const uint8_t *buf, size_t len, enum pbcheck_msg root)
 		child = field < SCHEMA_FIELDS ? schema[f->msg][field] : NONE;
 		if (child != NONE && wire != WIRE_LEN)
 			return -EBADMSG;
-		switch (wire) {
-		case WIRE_VARINT:
-			if (!read_varint(buf, f->end, &pos, &n))
-				return -EBADMSG;
-			break;
-		case WIRE_I64:
-		case WIRE_I32:
-			n = wire == WIRE_I64 ? 8 : 4;
-			if (n > f->end - pos)
-				return -EBADMSG;
-			pos += n;
-			break;
-		case WIRE_LEN:
-			if (!read_varint(buf, f->end, &pos, &n) ||
-			    n > f->end - pos)
-				return -EBADMSG;
-			if (child == NONE) {	/* skipped, never looked into */
-				pos += n;
-				break;
-			}
-			if (child == PBCHECK_ANY_VALUE &&
-			    any_depth++ == PBCHECK_MAX_ANY_DEPTH)
-				return -ELOOP;
-			if (depth == MAX_FRAMES)	/* the schema rules it out */
-				return -ELOOP;
-			stack[depth++] = (struct frame){ child, pos + n };
-			break;
-		default:	/* groups (3, 4) and undefined types */
+		if (!read_value(buf, f->end, &pos, wire, &n))
 			return -EBADMSG;
+		if (wire != WIRE_LEN)
+			continue;
+		if (child == NONE) {	/* skipped, never looked into */
+			pos += n;
+			continue;
 		}
+		if (child == PBCHECK_ANY_VALUE &&
+		    any_depth++ == PBCHECK_MAX_ANY_DEPTH)
+			return -ELOOP;
+		if (depth == MAX_FRAMES)	/* the schema rules it out */
+			return -ELOOP;
+		stack[depth++] = (struct frame){ child, pos + n };
 	}
+	return 0;
+}
+
+/* What field 2 of a message says of the form, by its wire type: LEN is a
+ * KeyValue (ProcessContext.extra_attributes, or KeyValue.value), VARINT a
+ * uint32 (Resource.dropped_attributes_count). */
+struct form_votes {
+	bool resource, context;
+};
+
+static void vote(struct form_votes *v, bool top, unsigned wire)
+{
+	/* At the top, LEN is extra_attributes and VARINT dropped count; one
+	 * level down, in field 1, LEN is a KeyValue's value and VARINT a
+	 * Resource's dropped count. */
+	if (wire == WIRE_LEN) {
+		v->context |= top;
+		v->resource |= !top;
+	} else if (wire == WIRE_VARINT) {
+		v->resource |= top;
+		v->context |= !top;
+	}
+}
+
+/* The fields of one top-level field 1, for the votes of its field 2. */
+static bool vote_inner(const uint8_t *buf, size_t pos, size_t end,
+		       struct form_votes *v)
+{
+	uint64_t field, n;
+	unsigned wire;
+
+	while (pos < end) {
+		if (!read_tag(buf, end, &pos, &field, &wire) ||
+		    !read_value(buf, end, &pos, wire, &n))
+			return false;
+		pos += n;
+		if (field == 2)
+			vote(v, false, wire);
+	}
+	return true;
+}
+
+int pbcheck__form(const uint8_t *buf, size_t len, enum pbcheck_msg *root)
+{
+	struct form_votes v = { false, false };
+	size_t pos = 0;
+	uint64_t field, n;
+	unsigned wire;
+
+	/* Linear in len, no recursion: two levels, each walked once. */
+	while (pos < len) {
+		if (!read_tag(buf, len, &pos, &field, &wire) ||
+		    !read_value(buf, len, &pos, wire, &n))
+			return -EBADMSG;
+		if (field == 2)
+			vote(&v, true, wire);
+		if (field == 1 && wire == WIRE_LEN &&
+		    !vote_inner(buf, pos, pos + n, &v))
+			return -EBADMSG;
+		pos += n;
+	}
+	if (v.resource && v.context)
+		return -EBADMSG;
+	*root = v.resource ? PBCHECK_RESOURCE : PBCHECK_PROCESS_CONTEXT;
 	return 0;
 }

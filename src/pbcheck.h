@@ -36,4 +36,24 @@ enum pbcheck_msg {
  * PBCHECK_MAX_FIELDS). */
 int pbcheck__payload(const uint8_t *buf, size_t len, enum pbcheck_msg root);
 
+/* Which published form of the OTEP 4719 payload buf is: a ProcessContext
+ * { Resource resource = 1; repeated KeyValue extra_attributes = 2; }
+ * (opentelemetry-proto 1.11, the reference C writer) or a bare Resource
+ * { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
+ * (the OTEP text). Decided by wire types alone, where the two schemas
+ * disagree and the protobuf encoding fixes the type:
+ *	top-level field 2:		LEN in a ProcessContext (a KeyValue),
+ *					VARINT in a Resource (a uint32);
+ *	field 2 inside a field 1:	VARINT in a ProcessContext (the
+ *					Resource's uint32), LEN in a Resource
+ *					(the KeyValue's AnyValue).
+ * Neither can be written in the other form without breaking its schema,
+ * so no conforming writer of one form is read as the other. A Resource
+ * with at least one valued attribute (anything tagprof reads) always says
+ * so; a payload that says nothing either way is a ProcessContext; one
+ * that says both is neither: -EBADMSG, as for a malformed top level.
+ * Sets *root and returns 0. Linear in len; reads no deeper than two
+ * levels (pbcheck__payload checks the rest). */
+int pbcheck__form(const uint8_t *buf, size_t len, enum pbcheck_msg *root);
+
 #endif

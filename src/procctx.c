@@ -184,26 +184,63 @@ static int take_attr(struct procctx *ctx, const Tagprof__Otel__KeyValue *kv)
 	return 0;
 }
 
-int procctx__decode(const uint8_t *buf, size_t len, struct procctx *out)
+/* Takes the attributes of one Resource (may be NULL). */
+static int take_resource(struct procctx *ctx, const Tagprof__Otel__Resource *r)
+{
+	int ret = 0;
+
+	for (size_t i = 0; r && !ret && i < r->n_attributes; i++)
+		ret = take_attr(ctx, r->attributes[i]);
+	return ret;
+}
+
+/* A bare Resource, the payload the OTEP 4719 text defines. */
+static int decode_resource(const uint8_t *buf, size_t len, struct procctx *out)
+{
+	Tagprof__Otel__Resource *r;
+	int ret;
+
+	r = tagprof__otel__resource__unpack(NULL, len, buf);
+	if (!r)
+		return -EBADMSG;
+	ret = take_resource(out, r);
+	tagprof__otel__resource__free_unpacked(r, NULL);
+	return ret;
+}
+
+/* A ProcessContext, the payload opentelemetry-proto defines: what
+ * tagprof reads may be in the resource or in the extra attributes. */
+static int decode_process_context(const uint8_t *buf, size_t len,
+				  struct procctx *out)
 {
 	Tagprof__Otel__ProcessContext *pc;
 	int ret;
 
-	ret = pbcheck__payload(buf, len, PBCHECK_PROCESS_CONTEXT);
-	if (ret == -E2BIG)
-		return -ELOOP;		/* one refusal, for one counter */
-	if (ret)
-		return ret;
 	pc = tagprof__otel__process_context__unpack(NULL, len, buf);
 	if (!pc)
 		return -EBADMSG;
-	for (size_t i = 0; pc->resource && !ret &&
-			   i < pc->resource->n_attributes; i++)
-		ret = take_attr(out, pc->resource->attributes[i]);
+	ret = take_resource(out, pc->resource);
 	for (size_t i = 0; !ret && i < pc->n_extra_attributes; i++)
 		ret = take_attr(out, pc->extra_attributes[i]);
 	tagprof__otel__process_context__free_unpacked(pc, NULL);
 	return ret;
+}
+
+int procctx__decode(const uint8_t *buf, size_t len, struct procctx *out)
+{
+	enum pbcheck_msg form;
+	int ret;
+
+	ret = pbcheck__form(buf, len, &form);
+	if (!ret)
+		ret = pbcheck__payload(buf, len, form);
+	if (ret == -E2BIG)
+		return -ELOOP;		/* one refusal, for one counter */
+	if (ret)
+		return ret;
+	if (form == PBCHECK_RESOURCE)
+		return decode_resource(buf, len, out);
+	return decode_process_context(buf, len, out);
 }
 
 /* One attempt of the reading protocol. Returns 0, 1 (unchanged, or the

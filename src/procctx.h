@@ -40,10 +40,11 @@ struct procctx {
  * ctx keeps its previous content. */
 int procctx__read(int pid, struct procctx *ctx);
 
-/* Decodes a ProcessContext payload into out (zeroed by the caller).
+/* Decodes a payload in either published form, a ProcessContext or a bare
+ * Resource (pbcheck__form tells which), into out (zeroed by the caller).
  * Returns 0; -ELOOP when the payload is refused unread (AnyValues nested
- * too deep, or too many fields: pbcheck.h); -EBADMSG when it is not a
- * valid ProcessContext; or -ENOMEM. */
+ * too deep, or too many fields: pbcheck.h); -EBADMSG when it is neither a
+ * valid ProcessContext nor a valid Resource; or -ENOMEM. */
 int procctx__decode(const uint8_t *buf, size_t len, struct procctx *out);
 
 /* Frees what ctx holds and zeroes it. Accepts NULL. */

@@ -42,7 +42,8 @@
 struct pctx {
 	uint32_t pid;
 	bool found;		/* cfg is in the BPF map */
-	bool counted;
+	bool counted;		/* in procs_found... */
+	bool tags_counted;	/* ...and tag_procs: each pid once */
 	int retries;
 	uint64_t due_ns;	/* next discovery; 0 = none planned */
 	uint64_t recheck_ns;	/* current back-off for processes without one */
@@ -220,11 +221,11 @@ static int read_ctx(struct threadctx *t, struct pctx *p)
 
 static void load_tags(struct threadctx *t, struct pctx *p)
 {
-	bool had = p->tags.reg;
-
 	tags__load(&p->tags, &p->ctx);
-	if (p->tags.reg && !had)
+	if (p->tags.reg && !p->tags_counted) {
 		t->stats.tag_procs++;
+		p->tags_counted = true;
+	}
 }
 
 /* custom-labels v1 is only read when the process says it speaks v1. */
@@ -248,10 +249,11 @@ static void discover(struct threadctx *t, struct pctx *p)
 		memset(&p->cfg.custom, 0, sizeof(p->cfg.custom));
 		r2 = -ENOENT;
 	}
-	/* Keys and tags are in the process context, which the writers of a
-	 * thread context publish (libtagprof does, for tags too): only then is
-	 * it worth another read of the maps. */
-	if (r1 == 0 && read_ctx(t, p) == 0)
+	/* The process context (keys and tag declaration) is looked for on
+	 * its own, by its mapping's name: a program that only tags registers
+	 * publishes it without any thread-context symbol (statically linked,
+	 * the linker leaves that symbol out). */
+	if (read_ctx(t, p) == 0)
 		load_tags(t, p);
 	if (r1 == 0 || r2 == 0 || p->tags.reg) {
 		if (!p->found_ns)
@@ -292,7 +294,8 @@ void threadctx__on_sample(struct threadctx *t, uint32_t pid)
 		discover(t, p);
 }
 
-static void schedule(struct threadctx *t, uint32_t pid, uint64_t delay)
+static struct pctx *schedule(struct threadctx *t, uint32_t pid,
+			     uint64_t delay)
 {
 	struct pctx *p = lookup(t, pid);
 
@@ -303,17 +306,28 @@ static void schedule(struct threadctx *t, uint32_t pid, uint64_t delay)
 		p->recheck_ns = 0;
 		p->due_ns = now_ns() + delay;
 	}
+	return p;
 }
 
 void threadctx__on_exec(struct threadctx *t, uint32_t pid)
 {
-	bool known = lookup(t, pid) != NULL;
+	struct pctx *p = lookup(t, pid);
+	bool known = p, counted = p && p->counted;
+	bool tags_counted = p && p->tags_counted;
 
 	drop(t, pid);		/* a new image: nothing found before holds */
 	/* Only a process we track is looked at again at once: every exec on
 	 * the machine would cost a discovery; others wait for a sample. */
-	if (known)
-		schedule(t, pid, EXEC_DELAY_NS);
+	if (!known)
+		return;
+	p = schedule(t, pid, EXEC_DELAY_NS);
+	/* The counters count processes, not discoveries: a sample from
+	 * before the exec, read after it, has often found the new image
+	 * already (with -- COMMAND, always its first samples). */
+	if (p) {
+		p->counted = counted;
+		p->tags_counted = tags_counted;
+	}
 }
 
 void threadctx__on_exit(struct threadctx *t, uint32_t pid)

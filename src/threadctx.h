@@ -24,7 +24,8 @@ struct threadctx_stats {
 	uint64_t ctx_refreshes;	/* process contexts re-read after a change */
 	uint64_t ctx_refused;	/* process-context payloads refused unread:
 				   nested too deep or too many fields */
-	uint64_t ctx_malformed;	/* ...not a valid ProcessContext */
+	uint64_t ctx_malformed;	/* ...decoded as neither form: not a
+				   ProcessContext, not a Resource */
 };
 
 struct threadctx;

@@ -91,7 +91,8 @@ static char names_buf[4096][8];
 /* ProcessContext{resource{service.name, tagprof.res}, extra: schema
  * version, key map, tag register/fields/names (nnames of them), an int};
  * with_extra false: the resource alone. */
-static size_t legit(uint8_t *out, size_t cap, bool with_extra, size_t nnames)
+static size_t legit_form(uint8_t *out, size_t cap, bool with_extra,
+			 size_t nnames, bool bare)
 {
 	Tagprof__Otel__ProcessContext pc = TAGPROF__OTEL__PROCESS_CONTEXT__INIT;
 	Tagprof__Otel__Resource res = TAGPROF__OTEL__RESOURCE__INIT;
@@ -126,9 +127,32 @@ static size_t legit(uint8_t *out, size_t cap, bool with_extra, size_t nnames)
 		tagprof__otel__process_context__pack(&pc, out);
 	else
 		n = 0;
+	if (bare) {	/* the same eight attributes in one Resource */
+		Tagprof__Otel__KeyValue *all[8] = { ra[0], ra[1], ea[0], ea[1],
+						    ea[2], ea[3], ea[4], ea[5] };
+
+		res.n_attributes = 8;
+		res.attributes = all;
+		n = tagprof__otel__resource__get_packed_size(&res);
+		if (n <= cap)
+			tagprof__otel__resource__pack(&res, out);
+		else
+			n = 0;
+	}
 	free_kvs(ra, 2);
 	free_kvs(ea, 6);
 	return n;
+}
+
+static size_t legit(uint8_t *out, size_t cap, bool with_extra, size_t nnames)
+{
+	return legit_form(out, cap, with_extra, nnames, false);
+}
+
+/* The OTEP text's form: a bare Resource with all eight attributes. */
+static size_t legit_resource(uint8_t *out, size_t cap, size_t nnames)
+{
+	return legit_form(out, cap, true, nnames, true);
 }
 
 /* ---- cases ---- */
@@ -210,7 +234,7 @@ static void test_garbage_refused(void)
 		{ "\x18\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12 }, /* 11 bytes */
 		{ "\x1d\x00\x00", 3 },		/* fixed32 cut */
 		{ "\x19\x00\x00\x00\x00", 5 },	/* fixed64 cut */
-		{ "\x10\x01", 2 },		/* extra_attributes as a varint */
+		{ "\x10\x01\x12\x00", 4 },	/* field 2 a varint and a KeyValue */
 		{ "\x12\x02\x15\x00", 4 },	/* KeyValue.value as fixed32 */
 	};
 	uint8_t good[512], cut[512];
@@ -294,10 +318,8 @@ static void expect_decoded(const struct procctx *c, bool with_extra)
 	CHECK((a = procctx__attr(c, "tagprof.num")) && !a->str && a->num == -42);
 }
 
-/* Both forms: the full ProcessContext with 4096 tag names (tagprof's
- * largest list), and the resource alone. A bare Resource (the OTEP's
- * earlier payload) passes the check as a Resource; as a ProcessContext it
- * decodes as protobuf-c alone would decode it, as before. */
+/* The full ProcessContext with 4096 tag names (tagprof's largest list),
+ * one with the resource alone, and that resource bare. */
 static void test_legit_decoded(void)
 {
 	static uint8_t buf[CAP];
@@ -316,18 +338,55 @@ static void test_legit_decoded(void)
 	expect_decoded(&c, false);
 	procctx__clear(&c);
 
-	/* ProcessContext{resource = 1{...}}: its field 1 is a bare Resource */
+	/* ProcessContext{resource = 1{...}}: its field 1 is a bare Resource,
+	 * read as one */
 	CHECK(buf[0] == 0x0a && buf[1] + 2u == n);
-	CHECK(pbcheck__payload(buf + 2, n - 2, PBCHECK_RESOURCE) == 0);
-	{
-		Tagprof__Otel__ProcessContext *pc =
-			tagprof__otel__process_context__unpack(NULL, n - 2, buf + 2);
-		int r = procctx__decode(buf + 2, n - 2, &c);
+	CHECK(procctx__decode(buf + 2, n - 2, &c) == 0);
+	expect_decoded(&c, false);
+	procctx__clear(&c);
+}
 
-		CHECK(pc ? r == 0 : r == -EBADMSG);
-		tagprof__otel__process_context__free_unpacked(pc, NULL);
-		procctx__clear(&c);
-	}
+/* Which form a payload is, by wire types where the two schemas differ. */
+static void test_form_told_apart(void)
+{
+	static uint8_t buf[CAP];
+	struct procctx c = { 0 };
+	enum pbcheck_msg form;
+	size_t n;
+
+	/* the OTEP text's form, everything in one Resource: decoded alike */
+	n = legit_resource(buf, sizeof(buf), 4096);
+	CHECK(n > 0);
+	CHECK(pbcheck__form(buf, n, &form) == 0 && form == PBCHECK_RESOURCE);
+	CHECK(procctx__decode(buf, n, &c) == 0);
+	expect_decoded(&c, true);
+	procctx__clear(&c);
+	/* opentelemetry-proto's form, with and without extra attributes */
+	n = legit(buf, sizeof(buf), true, 3);
+	CHECK(pbcheck__form(buf, n, &form) == 0 &&
+	      form == PBCHECK_PROCESS_CONTEXT);
+	n = legit(buf, sizeof(buf), false, 0);
+	CHECK(pbcheck__form(buf, n, &form) == 0 &&
+	      form == PBCHECK_PROCESS_CONTEXT);
+	/* each vote alone */
+	CHECK(pbcheck__form((const uint8_t *)"\x10\x01", 2, &form) == 0 &&
+	      form == PBCHECK_RESOURCE);		/* dropped count */
+	CHECK(pbcheck__form((const uint8_t *)"\x12\x00", 2, &form) == 0 &&
+	      form == PBCHECK_PROCESS_CONTEXT);	/* an extra attribute */
+	CHECK(pbcheck__form((const uint8_t *)"\x0a\x02\x12\x00", 4, &form) == 0 &&
+	      form == PBCHECK_RESOURCE);		/* a KeyValue's value */
+	CHECK(pbcheck__form((const uint8_t *)"\x0a\x02\x10\x07", 4, &form) == 0 &&
+	      form == PBCHECK_PROCESS_CONTEXT);	/* the Resource's count */
+	/* both at once: neither form */
+	CHECK(pbcheck__form((const uint8_t *)"\x0a\x02\x12\x00\x12\x00", 6,
+			    &form) == -EBADMSG);
+	CHECK(procctx__decode((const uint8_t *)"\x0a\x02\x12\x00\x12\x00", 6,
+			      &c) == -EBADMSG);
+	CHECK(pbcheck__form((const uint8_t *)"\x0a\x04\x10\x01\x12\x00", 6,
+			    &form) == -EBADMSG);
+	/* a malformed field 1 is malformed whatever the form */
+	CHECK(pbcheck__form((const uint8_t *)"\x0a\x02\x12\x05", 4, &form) ==
+	      -EBADMSG);
 }
 
 /* ---- a 64 KiB stack: the check recurses nowhere ---- */
@@ -400,6 +459,63 @@ static void test_reader_refuses_once(void)
 	munmap(m, 4096);
 }
 
+/* n random fields of field numbers 1-3, wire type VARINT or LEN; a LEN
+ * field holds random fields one level down (depth 1) or random bytes. */
+static size_t random_fields(uint8_t *p, size_t cap, unsigned *seed, int n,
+			    int depth)
+{
+	size_t o = 0, len;
+
+	for (int i = 0; i < n && o + 2 < cap; i++) {
+		unsigned field = 1 + rand_r(seed) % 3;
+		bool is_len = rand_r(seed) % 2;
+
+		p[o++] = field << 3 | (is_len ? 2 : 0);
+		if (!is_len) {
+			p[o++] = rand_r(seed) % 128;
+			continue;
+		}
+		if (depth) {
+			len = random_fields(p + o + 1, cap - o - 1, seed,
+					    rand_r(seed) % 4, 0);
+		} else {
+			len = rand_r(seed) % 6;
+			if (len > cap - o - 1)
+				len = cap - o - 1;
+			for (size_t j = 0; j < len; j++)
+				p[o + 1 + j] = rand_r(seed);
+		}
+		p[o++] = len;
+		o += len;
+	}
+	return o;
+}
+
+/* Random two-level payloads: the form check never crashes, gives one of
+ * its three answers, finds both forms and conflicts among them, and what
+ * it calls a form decodes or is refused, nothing else. */
+static void test_form_random_fields(void)
+{
+	uint8_t buf[120];
+	unsigned seed = 54321;
+	enum pbcheck_msg form;
+	struct procctx c = { 0 };
+	int r, seen[3] = { 0, 0, 0 };
+
+	for (int iter = 0; iter < 20000; iter++) {
+		size_t n = random_fields(buf, sizeof(buf), &seed,
+					 1 + rand_r(&seed) % 4, 1);
+
+		r = pbcheck__form(buf, n, &form);
+		CHECK(r == 0 || r == -EBADMSG);
+		seen[r ? 2 : form == PBCHECK_RESOURCE]++;
+		r = procctx__decode(buf, n, &c);
+		CHECK(r == 0 || r == -EBADMSG || r == -ELOOP);
+		procctx__clear(&c);
+	}
+	CHECK(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
+}
+
 int main(void)
 {
 	RUN(test_array_chain_refused);
@@ -409,6 +525,8 @@ int main(void)
 	RUN(test_garbage_refused);
 	RUN(test_random_bytes);
 	RUN(test_legit_decoded);
+	RUN(test_form_told_apart);
+	RUN(test_form_random_fields);
 	RUN(test_small_stack);
 	RUN(test_reader_refuses_once);
 	CHECK_EXIT();
