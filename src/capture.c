@@ -446,14 +446,16 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		"readable, %llu record unreadable, %llu invalid record, %llu "
 		"oversize record, %llu torn record, %" PRIu64 " unknown key, %"
 		PRIu64 " invalid UTF-8 replaced, %" PRIu64 " truncated, %"
-		PRIu64 " location unresolved; %llu samples dropped by --label",
+		PRIu64 " location unresolved, %" PRIu64 " processes with a "
+		"thread-context schema other than OTEP 4947's (not read); "
+		"%llu samples dropped by --label",
 		(unsigned long long)st->ctx_read, ts->procs_found,
 		(unsigned long long)st->ctx_tls_unreadable,
 		(unsigned long long)st->ctx_record_unreadable,
 		(unsigned long long)st->ctx_invalid,
 		(unsigned long long)st->ctx_oversize,
 		(unsigned long long)st->ctx_torn, ts->unknown_key, ts->bad_utf8,
-		ts->truncated, ts->locate_failed,
+		ts->truncated, ts->locate_failed, ts->schema_unknown,
 		(unsigned long long)st->label_filtered);
 	capture__ctx_refusals(c, refused, sizeof(refused));
 	comment(pp, "process context since start: %s", refused);
@@ -616,17 +618,19 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 		fprintf(stderr, "tagprof: JIT perf maps: %s\n", refused);
 	fails = st.ctx_tls_unreadable + st.ctx_record_unreadable +
 		st.ctx_invalid + st.ctx_oversize + st.ctx_torn;
-	if (st.ctx_read || fails || ts->procs_found)
+	if (st.ctx_read || fails || ts->procs_found || ts->schema_unknown)
 		fprintf(stderr, "tagprof: thread context: %llu samples "
 			"labelled, %" PRIu64 " processes; %llu TLS unreadable, "
 			"%llu record unreadable, %llu invalid, %llu oversize, "
-			"%llu torn, %" PRIu64 " unknown key\n",
+			"%llu torn, %" PRIu64 " unknown key, %" PRIu64
+			" unknown schema\n",
 			(unsigned long long)st.ctx_read, ts->procs_found,
 			(unsigned long long)st.ctx_tls_unreadable,
 			(unsigned long long)st.ctx_record_unreadable,
 			(unsigned long long)st.ctx_invalid,
 			(unsigned long long)st.ctx_oversize,
-			(unsigned long long)st.ctx_torn, ts->unknown_key);
+			(unsigned long long)st.ctx_torn, ts->unknown_key,
+			ts->schema_unknown);
 	if (capture__ctx_refusals(c, refused, sizeof(refused)))
 		fprintf(stderr, "tagprof: process context: %s\n", refused);
 	if (c->o.filters.label_key)

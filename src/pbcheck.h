@@ -38,10 +38,12 @@ int pbcheck__payload(const uint8_t *buf, size_t len, enum pbcheck_msg root);
 
 /* Which published form of the OTEP 4719 payload buf is: a ProcessContext
  * { Resource resource = 1; repeated KeyValue extra_attributes = 2; }
- * (opentelemetry-proto 1.11, the reference C writer) or a bare Resource
+ * (the merged OTEP text, opentelemetry-proto 1.11, which names field 2
+ * `attributes`, and the reference C writer) or a bare Resource
  * { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
- * (the OTEP text). Decided by wire types alone, where the two schemas
- * disagree and the protobuf encoding fixes the type:
+ * (the OTEP's pull request as first published). Decided by wire types
+ * alone, where the two schemas disagree and the protobuf encoding fixes
+ * the type:
  *	top-level field 2:		LEN in a ProcessContext (a KeyValue),
  *					VARINT in a Resource (a uint32);
  *	field 2 inside a field 1:	VARINT in a ProcessContext (the

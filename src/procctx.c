@@ -38,13 +38,19 @@ int procmem__read(int pid, uint64_t addr, void *buf, size_t len)
 	return (size_t)n == len ? 0 : -EFAULT;
 }
 
-/* The names OTEL_CTX gets in /proc/PID/maps, by how it was created. */
+/* The names OTEL_CTX gets in /proc/PID/maps, by how it was created; OTEP
+ * 4719 matches them as prefixes (a memfd's name ends " (deleted)" once
+ * its descriptor is closed). The header's signature is checked after. */
 static bool is_ctx_mapping(const char *name)
 {
-	return !strcmp(name, "[anon_shmem:OTEL_CTX]") ||
-	       !strcmp(name, "[anon:OTEL_CTX]") ||
-	       !strcmp(name, "/memfd:OTEL_CTX (deleted)") ||
-	       !strcmp(name, "/memfd:OTEL_CTX");
+	static const char *const prefixes[] = {
+		"[anon_shmem:OTEL_CTX]", "[anon:OTEL_CTX]", "/memfd:OTEL_CTX",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
 }
 
 static int find_mapping(int pid, uint64_t *addr)
@@ -194,7 +200,8 @@ static int take_resource(struct procctx *ctx, const Tagprof__Otel__Resource *r)
 	return ret;
 }
 
-/* A bare Resource, the payload the OTEP 4719 text defines. */
+/* A bare Resource: the payload of OTEP 4719 as its pull request first
+ * published it, before the merged text wrapped it in ProcessContext. */
 static int decode_resource(const uint8_t *buf, size_t len, struct procctx *out)
 {
 	Tagprof__Otel__Resource *r;

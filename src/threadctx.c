@@ -44,6 +44,7 @@ struct pctx {
 	bool found;		/* cfg is in the BPF map */
 	bool counted;		/* in procs_found... */
 	bool tags_counted;	/* ...and tag_procs: each pid once */
+	bool schema_counted;	/* ...and schema_unknown */
 	int retries;
 	uint64_t due_ns;	/* next discovery; 0 = none planned */
 	uint64_t recheck_ns;	/* current back-off for processes without one */
@@ -219,6 +220,30 @@ static int read_ctx(struct threadctx *t, struct pctx *p)
 	return ret;
 }
 
+/* The record layouts OTEP 4947 has named (tls_v1 is the name its text
+ * gives the layout once final). A context without the attribute is read as
+ * that layout too: early writers did not publish it. */
+static bool schema_known(const char *v)
+{
+	return !v || !strcmp(v, "tlsdesc_v1_dev") || !strcmp(v, "tls_v1");
+}
+
+/* A process whose context names another thread-context layout (Go's
+ * go_pprof_labels_v1, a future v2) is not read as OTEP 4947 records: its
+ * otel_thread_ctx_v1, if any, may hold something else. Counted once. */
+static void check_schema(struct threadctx *t, struct pctx *p)
+{
+	if (schema_known(p->ctx.schema_version) || !p->cfg.otel.kind)
+		return;
+	memset(&p->cfg.otel, 0, sizeof(p->cfg.otel));
+	if (!p->schema_counted) {
+		t->stats.schema_unknown++;
+		p->schema_counted = true;
+	}
+	if (p->found)
+		publish(t, p);
+}
+
 static void load_tags(struct threadctx *t, struct pctx *p)
 {
 	tags__load(&p->tags, &p->ctx);
@@ -226,6 +251,19 @@ static void load_tags(struct threadctx *t, struct pctx *p)
 		t->stats.tag_procs++;
 		p->tags_counted = true;
 	}
+}
+
+/* Reads the process context again (read_ctx's result); a new payload
+ * brings its tag declaration and its schema into force. */
+static int refresh_ctx(struct threadctx *t, struct pctx *p)
+{
+	int ret = read_ctx(t, p);
+
+	if (ret == 0) {
+		load_tags(t, p);
+		check_schema(t, p);
+	}
+	return ret;
 }
 
 /* custom-labels v1 is only read when the process says it speaks v1. */
@@ -253,8 +291,10 @@ static void discover(struct threadctx *t, struct pctx *p)
 	 * its own, by its mapping's name: a program that only tags registers
 	 * publishes it without any thread-context symbol (statically linked,
 	 * the linker leaves that symbol out). */
-	if (read_ctx(t, p) == 0)
-		load_tags(t, p);
+	refresh_ctx(t, p);
+	check_schema(t, p);	/* also when read before, by a sample */
+	if (r1 == 0 && !p->cfg.otel.kind)
+		r1 = -ENOENT;	/* refused by its schema, counted there */
 	if (r1 == 0 || r2 == 0 || p->tags.reg) {
 		if (!p->found_ns)
 			p->found_ns = now_ns();
@@ -350,10 +390,9 @@ static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 	if ((!p->ctx.header_addr && !p->found) || now - p->refreshed_ns < every)
 		return;
 	p->refreshed_ns = now;
-	if (read_ctx(t, p) != 0)
+	if (refresh_ctx(t, p) != 0)
 		return;
 	t->stats.ctx_refreshes++;
-	load_tags(t, p);
 	if (!p->found && !p->tags.reg)
 		return;
 	publish(t, p);
@@ -490,8 +529,10 @@ static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx)
 							   REFRESH_SCAN_NS)) {
 		p->refreshed_ns = now;
 		t->stats.key_refreshes++;
-		if (read_ctx(t, p) == 0)
-			load_tags(t, p);
+		/* The new payload may also name another layout. */
+		if (refresh_ctx(t, p) == 0 &&
+		    !schema_known(p->ctx.schema_version))
+			return NULL;
 		if (idx < p->ctx.nkeys)
 			return p->ctx.keys[idx];
 	}
@@ -510,6 +551,9 @@ static void decode_otel(struct threadctx *t, struct pctx *p,
 		t->stats.truncated++;
 		return;
 	}
+	/* Taken before the agent knew the process names another layout. */
+	if (!schema_known(p->ctx.schema_version))
+		return;
 	if (!all_zero(blob, 16))
 		emit(o, "trace_id", hex(o, blob, 16));
 	if (!all_zero(blob + 16, 8))
@@ -602,9 +646,8 @@ static const char *tag_value_name(struct threadctx *t, struct pctx *p,
 	now = now_ns();
 	if (now - p->refreshed_ns >= REFRESH_NS) {
 		p->refreshed_ns = now;
-		if (read_ctx(t, p) == 0) {
+		if (refresh_ctx(t, p) == 0) {
 			t->stats.ctx_refreshes++;
-			load_tags(t, p);
 			name = tags__name(&p->tags, f, v);
 		}
 	}

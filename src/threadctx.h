@@ -15,6 +15,8 @@ struct pprof_label;
 struct threadctx_stats {
 	uint64_t procs_found;	/* processes with a context symbol */
 	uint64_t unknown_key;	/* attribute whose key index is not in the map */
+	uint64_t schema_unknown; /* processes whose threadlocal.schema_version
+				    names a layout tagprof does not read */
 	uint64_t bad_utf8;	/* labels with invalid UTF-8 replaced */
 	uint64_t truncated;	/* blobs that ended inside an attribute */
 	uint64_t key_refreshes;	/* process context re-read for a key */

@@ -6,6 +6,7 @@
 # function, whose samples must carry that record's labels.
 . "$(dirname "$0")/../lib.sh"
 need_bpf labels_otel_writer labels_otel_own_moment labels_otel_trace \
+	labels_otel_schema_final labels_otel_schema_other \
 	labels_custom_writer labels_custom_own_moment
 
 # stats FILE KEY...: per stack leaf and values of the KEYs, "COUNT LEAF
@@ -119,6 +120,38 @@ else
 	for n in writer own_moment trace; do
 		fail labels_otel_$n "record: $(tail -3 "$TMP/ow.err")"
 	done
+fi
+
+# threadlocal.schema_version: OTEP 4947's layout is read under the name its
+# text uses now (tlsdesc_v1_dev, the default above) and the one it gives
+# the final layout (tls_v1); a process that names another layout (Go's
+# go_pprof_labels_v1) is not read as OTEP 4947 records, and is counted.
+# schema SCHEMA: records otelwriter publishing SCHEMA for 2 s; prints the
+# samples with a query_id, with a trace_id, and the summary's count.
+schema() {
+	local f=$TMP/schema_$1.pb.gz
+	OTELWRITER_SCHEMA=$1 "$TAGPROF" record -F 999 -o "$f" -- \
+		"$WORKLOADS/otelwriter" 2 2>"$TMP/schema_$1.err" || { echo "- - -"; return; }
+	echo "$(total "$f" -tagfocus=query_id=.) $(total "$f" -tagfocus=trace_id=.)" \
+		"$(grep -oE '[0-9]+ unknown schema' "$TMP/schema_$1.err" | cut -d' ' -f1)"
+}
+# Two workers on 2 s at 999 Hz give ~4000 samples, about 3/4 of them with
+# a query_id; at least 1000 of them. The other layout: no key read at all;
+# trace ids only from samples taken before the agent read the schema (at
+# most 0.2 s of the two workers: 400, as for labels_otel_trace).
+read -r q t n < <(schema tls_v1)
+echo "labels_otel_schema_final: tls_v1: $q samples with query_id, $t with trace_id, ${n:-?} unknown schema" >&2
+if [ "$q" -ge 1000 ] 2>/dev/null && [ "$n" = 0 ]; then
+	pass labels_otel_schema_final
+else
+	fail labels_otel_schema_final "tls_v1: $q samples with a query_id (want >= 1000), ${n:-no} unknown schema (want 0)"
+fi
+read -r q t n < <(schema go_pprof_labels_v1)
+echo "labels_otel_schema_other: go_pprof_labels_v1: $q samples with query_id, $t with trace_id, ${n:-?} unknown schema" >&2
+if [ "$q" = 0 ] && [ "$t" -le 400 ] 2>/dev/null && [ "$n" = 1 ]; then
+	pass labels_otel_schema_other
+else
+	fail labels_otel_schema_other "go_pprof_labels_v1: $q samples with a query_id (want 0), $t with a trace_id (want <= 400), ${n:-no} unknown schema (want 1)"
 fi
 
 out=$TMP/cl.pb.gz

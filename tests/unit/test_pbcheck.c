@@ -149,7 +149,8 @@ static size_t legit(uint8_t *out, size_t cap, bool with_extra, size_t nnames)
 	return legit_form(out, cap, with_extra, nnames, false);
 }
 
-/* The OTEP text's form: a bare Resource with all eight attributes. */
+/* The OTEP's first published form: a bare Resource with all eight
+ * attributes. */
 static size_t legit_resource(uint8_t *out, size_t cap, size_t nnames)
 {
 	return legit_form(out, cap, true, nnames, true);
@@ -354,7 +355,7 @@ static void test_form_told_apart(void)
 	enum pbcheck_msg form;
 	size_t n;
 
-	/* the OTEP text's form, everything in one Resource: decoded alike */
+	/* the first published form, all in one Resource: decoded alike */
 	n = legit_resource(buf, sizeof(buf), 4096);
 	CHECK(n > 0);
 	CHECK(pbcheck__form(buf, n, &form) == 0 && form == PBCHECK_RESOURCE);

@@ -81,6 +81,9 @@ static inline uint8_t *otel_ctx_map(const void *payload, size_t n)
 	return m;
 }
 
+/* The thread-context layout the process context names. */
+static const char *otel_ctx_schema = "tlsdesc_v1_dev";
+
 /* Publishes ProcessContext{resource = 1 {attributes = 1: service.name},
  * extra_attributes = 2: schema version and the key map}. */
 static inline int otel_ctx_publish(const char *service, const char *const *keys,
@@ -92,7 +95,7 @@ static inline int otel_ctx_publish(const char *service, const char *const *keys,
 	rn = pb_kv(res, 1, "service.name", any, pb_anystr(any, service));
 	n += pb_bytes(otel_payload + n, 1, res, rn);
 	n += pb_kv(otel_payload + n, 2, "threadlocal.schema_version", any,
-		   pb_anystr(any, "tlsdesc_v1_dev"));
+		   pb_anystr(any, otel_ctx_schema));
 	for (size_t i = 0; i < nkeys; i++)
 		an += pb_bytes(arr + an, 1, v, pb_anystr(v, keys[i]));
 	n += pb_kv(otel_payload + n, 2, "threadlocal.attribute_key_map", any,

@@ -4,7 +4,9 @@
  * One value is a prefix of the other, so that a --label filter that
  * compares only some of the bytes keeps the wrong query. Record q1 also
  * carries a trace context whose bytes all differ (their order shows).
- * usage: otelwriter SECONDS */
+ * usage: otelwriter SECONDS
+ * OTELWRITER_SCHEMA in the environment replaces the threadlocal.schema_version
+ * it publishes ("tlsdesc_v1_dev"). */
 #include <pthread.h>
 #include <stdlib.h>
 #include "otel_ctx_writer.h"
@@ -55,6 +57,8 @@ int main(int argc, char **argv)
 	pthread_t th[2];
 
 	secs = argc > 1 ? atof(argv[1]) : 3;
+	if (getenv("OTELWRITER_SCHEMA"))	/* threadlocal.schema_version */
+		otel_ctx_schema = getenv("OTELWRITER_SCHEMA");
 	ipu = calibrate_iters_per_us();
 	otel_record_add(&rec_q1, 0, "q1", 2);
 	otel_record_add(&rec_q1, 1, "t1", 2);
