@@ -63,7 +63,9 @@ static void *map_memfd(size_t len)
 	int fd;
 
 	fd = memfd_create(CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
-	if (fd < 0 && errno == EINVAL)	/* kernels before 6.3 */
+	/* Kernels before 6.3 refuse the flag; OTEP 4719 retries without it
+	 * on any failure. */
+	if (fd < 0)
 		fd = memfd_create(CTX_NAME, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return MAP_FAILED;
