@@ -4,10 +4,11 @@
 # the top functions, the CPU share per query and per operator, and the
 # pprof commands that look closer.
 # usage: demo.sh BUILD_DIR [EXAMPLE]	(as root: tagprof loads BPF)
+# DEMO_PROFILE=FILE writes the profile there instead of BUILD_DIR/demo.pb.gz.
 set -euo pipefail
 BUILD=${1:?usage: demo.sh BUILD_DIR [EXAMPLE]}
 EXAMPLE=${2:-$BUILD/example/query_engine}
-PROFILE=$BUILD/demo.pb.gz
+PROFILE=${DEMO_PROFILE:-$BUILD/demo.pb.gz}
 SECONDS_RECORDED=5
 
 command -v go >/dev/null ||
@@ -102,7 +103,7 @@ awk -v all="${all:-0}" -v pid="$pid" -v tags=$tags '
 			printf "  %-9s%s\n", k, line
 		}
 		if (none)
-			print "  (none): before tagprof had read its labels (at its first sample)"
+			print "  (none): samples before tagprof had read the labels (it reads them at the first sample of a process)"
 	}'
 
 cat <<EOF
