@@ -47,7 +47,7 @@ check_shares() {
 		fail "$name" "no $key shares in the demo's output"
 		return
 	fi
-	local none lab nlab bad= got= want
+	local none lab nlab bad='' got='' want
 	none=$(echo "$lines" | awk '$1 == "(none)" { print $2 } END { if (!NR) print 0 }' | tail -1)
 	lab=$(echo "$lines" | awk '$1 != "(none)" { s += $2 } END { print s + 0 }')
 	nlab=$(awk -v n="$n" -v l="$lab" 'BEGIN { printf "%d", n * l / 100 }')
@@ -130,7 +130,7 @@ fi
 # 2. The printed web UI command, on a free port, without a browser: pprof
 # serves its UI (a page naming the profile's sample types) within 10 s.
 web_ui() {
-	local cmd port pid i page
+	local cmd port pid page
 	cmd=$(printed "$TMP/demo.out" "-http=:8080")
 	[ -n "$cmd" ] || { echo "no -http command printed"; return 1; }
 	[ -s "$PROFILE" ] || { echo "no profile"; return 1; }
@@ -138,7 +138,7 @@ web_ui() {
 	cmd=${cmd/-http=:8080/-http=127.0.0.1:$port -no_browser}
 	bash -c "exec $cmd" >"$TMP/web.out" 2>&1 &
 	pid=$!
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		page=$(curl -sf "http://127.0.0.1:$port/ui/top" 2>/dev/null) && break
 		sleep 0.2
 	done
