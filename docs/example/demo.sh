@@ -88,7 +88,7 @@ awk -v all="${all:-0}" -v pid="$pid" -v tags=$tags '
 		for (i = 1; i <= n; i++) {
 			k = keys[i]
 			if (k == "operator" && tags == "off") {
-				printf "  %-9s (no tags: build the example with GCC)\n", k
+				printf "  %-9s  (no tags: build the example with GCC)\n", k
 				continue
 			}
 			line = ""; rest = proc
