@@ -201,9 +201,11 @@ $(BUILD)/workloads/otep_resource_writer: \
 	WORKLOAD_LDFLAGS = -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
 OTEP_PC_DIR := tests/workloads/otep_pc_writer
 OTEP_PC := $(BUILD)/workloads/otep_pc_writer $(BUILD)/workloads/libotep_pc.so
-$(BUILD)/workloads/libotep_pc.so: $(OTEP_PC_DIR)/lib.c $(OTEP_PC_DIR)/otep_pc.h | $(BUILD)/workloads
+$(BUILD)/workloads/libotep_pc.so: $(OTEP_PC_DIR)/lib.c $(OTEP_PC_DIR)/otep_pc.h \
+		tests/workloads/otep_text.h | $(BUILD)/workloads
 	$(CC) -O2 -g $(WARN) -fPIC -shared $(LIBTP_TLS) -o $@ $<
 $(BUILD)/workloads/otep_pc_writer: $(OTEP_PC_DIR)/main.c $(OTEP_PC_DIR)/otep_pc.h \
+		tests/workloads/otep_text.h \
 		$(BUILD)/workloads/libotep_pc.so | $(BUILD)/workloads
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -o $@ $< -L$(BUILD)/workloads \
 		-Wl,-rpath,$(abspath $(BUILD)/workloads) -lotep_pc -lpthread

@@ -28,13 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef PR_SET_VMA
-#define PR_SET_VMA		0x53564d41
-#define PR_SET_VMA_ANON_NAME	0
-#endif
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL		0x0008U
-#endif
+#include "otep_text.h"
 
 /* OTEP 4947: pointer to the current Thread-Local Context Record. */
 __attribute__((tls_model("local-exec"), used))
@@ -134,30 +128,18 @@ static void publish(void)
 	struct header *h;
 	struct timespec ts;
 	size_t size = 4096;
-	void *m = MAP_FAILED;
-	int fd;
+	void *m;
 
 	/* Resource { repeated KeyValue attributes = 1 }: every key here. */
 	put_kv_str(&res, 1, "service.name", "otep-resource-writer");
 	put_kv_str(&res, 1, "threadlocal.schema_version", "tlsdesc_v1_dev");
 	put_kv_strs(&res, 1, "threadlocal.attribute_key_map", key_map, 2);
 
-	fd = memfd_create("OTEL_CTX", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
-	if (fd < 0)
-		fd = memfd_create("OTEL_CTX", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd >= 0) {
-		if (ftruncate(fd, size) == 0)
-			m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-		close(fd);
-	}
-	if (m == MAP_FAILED)
-		m = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	m = otep_map(size);
 	if (m == MAP_FAILED) {
-		perror("mmap");
+		perror("OTEL_CTX mapping");
 		exit(1);
 	}
-	madvise(m, size, MADV_DONTFORK);
 
 	/* The payload right after the header, in the same mapping. */
 	h = m;
@@ -190,31 +172,10 @@ static void record_init(struct record *r, const char *stage, const char *region)
 }
 
 static struct record rec_a, rec_b;
-static unsigned long unit;		/* loop iterations per 100 us */
-static struct timespec deadline;
-static volatile unsigned long sink;
-
-static void spin(unsigned long n)
-{
-	unsigned long x = sink;
-
-	for (unsigned long i = 0; i < n; i++)
-		x = x * 6364136223846793005UL + i;
-	sink = x;
-}
 
 /* One function per record, so a profile shows which ran. */
-__attribute__((noinline)) static void spin_parse(unsigned long n) { spin(3 * n); }
-__attribute__((noinline)) static void spin_plan(unsigned long n) { spin(n); }
-
-static int past(const struct timespec *t)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > t->tv_sec ||
-	       (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
-}
+__attribute__((noinline)) static void spin_parse(unsigned long n) { otep_spin(3 * n); }
+__attribute__((noinline)) static void spin_plan(unsigned long n) { otep_spin(n); }
 
 /* Each round spins 3n under A and n under B, n drawn from 0.5..1.5 units:
  * the ratio stays 3:1 exactly, while the round's length varies, so that
@@ -224,11 +185,11 @@ static void *worker(void *arg)
 {
 	uint32_t x = 2463534242u + (uintptr_t)arg;
 
-	while (!past(&deadline)) {
+	while (!otep_past(&otep_deadline)) {
 		unsigned long n;
 
 		x ^= x << 13, x ^= x >> 17, x ^= x << 5;	/* xorshift32 */
-		n = unit / 2 + (unsigned long)((double)x / 4294967296.0 * unit);
+		n = otep_unit / 2 + (unsigned long)((double)x / 4294967296.0 * otep_unit);
 		otel_thread_ctx_v1 = &rec_a;
 		atomic_signal_fence(memory_order_seq_cst);
 		spin_parse(n);
@@ -240,34 +201,13 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* Iterations per 100 us of thread CPU time (time preempted not counted). */
-static unsigned long calibrate(void)
-{
-	struct timespec a, b;
-	unsigned long n = 1000000;
-	double us;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
-	spin(n);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
-	us = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
-	return us > 0 ? n * 100 / us : n / 10;
-}
-
 int main(int argc, char **argv)
 {
 	int secs = argc > 1 ? atoi(argv[1]) : 3;
-	pthread_t t[2];
 
 	record_init(&rec_a, "parse", "eu-west");
 	record_init(&rec_b, "plan", "us-east");
 	publish();
-	unit = calibrate();
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += secs;
-	for (int i = 0; i < 2; i++)
-		pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
-	for (int i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
+	otep_run(worker, secs);
 	return 0;
 }

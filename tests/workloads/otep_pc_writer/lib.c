@@ -24,14 +24,7 @@
 #include <unistd.h>
 
 #include "otep_pc.h"
-
-#ifndef PR_SET_VMA
-#define PR_SET_VMA		0x53564d41
-#define PR_SET_VMA_ANON_NAME	0
-#endif
-#ifndef MFD_NOEXEC_SEAL
-#define MFD_NOEXEC_SEAL		0x0008U
-#endif
+#include "../otep_text.h"
 
 __attribute__((visibility("default")))
 __thread void *otel_thread_ctx_v1;
@@ -153,8 +146,7 @@ int otep_pc_start(const char *service, const char *const *keys, int n)
 	struct otep_header *h;
 	struct timespec ts;
 	size_t size = sysconf(_SC_PAGESIZE), res;
-	void *m = MAP_FAILED, *payload;
-	int fd;
+	void *m, *payload;
 
 	nkeys = n;
 	/* Backwards: field 2's entries, then field 1 (the Resource). */
@@ -169,20 +161,8 @@ int otep_pc_start(const char *service, const char *const *keys, int n)
 		return -1;
 	memcpy(payload, r.b + r.pos, sizeof(r.b) - r.pos);
 
-	fd = memfd_create("OTEL_CTX", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
-	if (fd < 0)
-		fd = memfd_create("OTEL_CTX", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd >= 0) {
-		if (ftruncate(fd, size) == 0)
-			m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-		close(fd);
-	}
+	m = otep_map(size);
 	if (m == MAP_FAILED)
-		m = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return -1;
-	if (madvise(m, size, MADV_DONTFORK) != 0)
 		return -1;
 	h = m;
 	memcpy(h->signature, "OTEL_CTX", 8);
