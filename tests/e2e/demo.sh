@@ -35,9 +35,10 @@ proc_samples() { sed -n 's/^== CPU share of the example (pid [0-9]*: \([0-9]*\) 
 # of one size, so a sample's query is an independent draw with the
 # designed odds (a fixed rotation of tasks of different sizes gave both
 # tagprof and perf a steady 41.5/28.4/21.6/8.5 for 40/30/20/10 here, as
-# the threads' timing picked each one's mix). ~950 samples in 5 s at 99 Hz
-# on 2 busy CPUs: +-6.3 points at 40%, +-3.8 at 10%. At least 300 samples
-# (other tests may take CPU time); "(none)" at most 5% (0.25 s of 5 s).
+# the threads' timing picked each one's mix). ~9500 samples in 5 s at 999
+# Hz on 2 busy CPUs: +-2.0 points at 40%, +-1.2 at 10%. At least 300
+# samples (other tests may take CPU time); "(none)" at most 5% (0.25 s of
+# 5 s).
 check_shares() {
 	local name=$1 out=$2 key=$3; shift 3
 	local n lines
