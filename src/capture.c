@@ -590,8 +590,9 @@ uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
 
 	snprintf(buf, len, "%" PRIu64 " payloads refused unread (AnyValues "
 		 "nested over %d deep or over %d fields), %" PRIu64
-		 " decoded as neither a ProcessContext nor a Resource", ts->ctx_refused, PBCHECK_MAX_ANY_DEPTH,
-		 PBCHECK_MAX_FIELDS, ts->ctx_malformed);
+		 " decoded as neither a ProcessContext nor a Resource",
+		 ts->ctx_refused, PBCHECK_MAX_ANY_DEPTH, PBCHECK_MAX_FIELDS,
+		 ts->ctx_malformed);
 	return ts->ctx_refused + ts->ctx_malformed;
 }
 

@@ -42,9 +42,10 @@
 struct pctx {
 	uint32_t pid;
 	bool found;		/* cfg is in the BPF map */
-	bool counted;		/* in procs_found... */
-	bool tags_counted;	/* ...and tag_procs: each pid once */
-	bool schema_counted;	/* ...and schema_unknown */
+	struct pctx_counted {	/* already in procs_found, tag_procs and
+				   schema_unknown: each pid once, exec or not */
+		bool found, tags, schema;
+	} counted;
 	int retries;
 	uint64_t due_ns;	/* next discovery; 0 = none planned */
 	uint64_t recheck_ns;	/* current back-off for processes without one */
@@ -220,6 +221,14 @@ static int read_ctx(struct threadctx *t, struct pctx *p)
 	return ret;
 }
 
+/* Adds 1 to *stat the first time only: the counters count processes. */
+static void count_once(bool *done, uint64_t *stat)
+{
+	if (!*done)
+		++*stat;
+	*done = true;
+}
+
 /* The record layouts OTEP 4947 has named (tls_v1 is the name its text
  * gives the layout once final). A context without the attribute is read as
  * that layout too: early writers did not publish it. */
@@ -236,10 +245,7 @@ static void check_schema(struct threadctx *t, struct pctx *p)
 	if (schema_known(p->ctx.schema_version) || !p->cfg.otel.kind)
 		return;
 	memset(&p->cfg.otel, 0, sizeof(p->cfg.otel));
-	if (!p->schema_counted) {
-		t->stats.schema_unknown++;
-		p->schema_counted = true;
-	}
+	count_once(&p->counted.schema, &t->stats.schema_unknown);
 	if (p->found)
 		publish(t, p);
 }
@@ -247,10 +253,8 @@ static void check_schema(struct threadctx *t, struct pctx *p)
 static void load_tags(struct threadctx *t, struct pctx *p)
 {
 	tags__load(&p->tags, &p->ctx);
-	if (p->tags.reg && !p->tags_counted) {
-		t->stats.tag_procs++;
-		p->tags_counted = true;
-	}
+	if (p->tags.reg)
+		count_once(&p->counted.tags, &t->stats.tag_procs);
 }
 
 /* Reads the process context again (read_ctx's result); a new payload
@@ -299,10 +303,7 @@ static void discover(struct threadctx *t, struct pctx *p)
 		if (!p->found_ns)
 			p->found_ns = now_ns();
 		publish(t, p);
-		if (!p->counted) {
-			t->stats.procs_found++;
-			p->counted = true;
-		}
+		count_once(&p->counted.found, &t->stats.procs_found);
 		return;
 	}
 	/* Defined but not resolved yet (lazy binding, dlopen underway). */
@@ -352,22 +353,20 @@ static struct pctx *schedule(struct threadctx *t, uint32_t pid,
 void threadctx__on_exec(struct threadctx *t, uint32_t pid)
 {
 	struct pctx *p = lookup(t, pid);
-	bool known = p, counted = p && p->counted;
-	bool tags_counted = p && p->tags_counted;
+	struct pctx_counted counted;
 
-	drop(t, pid);		/* a new image: nothing found before holds */
 	/* Only a process we track is looked at again at once: every exec on
 	 * the machine would cost a discovery; others wait for a sample. */
-	if (!known)
+	if (!p)
 		return;
+	counted = p->counted;
+	drop(t, pid);		/* a new image: nothing found before holds */
 	p = schedule(t, pid, EXEC_DELAY_NS);
 	/* The counters count processes, not discoveries: a sample from
 	 * before the exec, read after it, has often found the new image
 	 * already (with -- COMMAND, always its first samples). */
-	if (p) {
+	if (p)
 		p->counted = counted;
-		p->tags_counted = tags_counted;
-	}
 }
 
 void threadctx__on_exit(struct threadctx *t, uint32_t pid)
@@ -396,10 +395,7 @@ static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 	if (!p->found && !p->tags.reg)
 		return;
 	publish(t, p);
-	if (!p->counted) {
-		t->stats.procs_found++;
-		p->counted = true;
-	}
+	count_once(&p->counted.found, &t->stats.procs_found);
 }
 
 int threadctx__tick(struct threadctx *t)
