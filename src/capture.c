@@ -100,7 +100,7 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 	comm[TP_COMM_LEN] = '\0';
 	if (s->pid) {
 		p = procs__get(c->procs, s->pid, s->start_ns, comm);
-		threadctx__on_sample(c->tc, s->pid);
+		threadctx__on_sample(c->tc, s->pid, s->start_ns);
 	}
 	nu = unwinder__user_stack(c->uw, p, &(struct unwind_sample){
 		.pid = s->pid, .tid = s->tid, .fp = frames,
@@ -124,8 +124,9 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 		labels[nl++] = (struct pprof_label){
 			.key = "service", .str = service_of(c, p, s->pid, comm) };
 	nl += threadctx__labels(c->tc, &(struct threadctx_sample){
-		.pid = s->pid, .kind = s->ctx_kind, .blob = blob,
-		.size = s->ctx_size, .tag_valid = s->tag_valid, .tag = s->tag },
+		.pid = s->pid, .time_ns = s->time_ns, .kind = s->ctx_kind,
+		.blob = blob, .size = s->ctx_size, .tag_valid = s->tag_valid,
+		.tag = s->tag },
 		labels + nl, MAX_LABELS - nl, strs, sizeof(strs));
 	values[0] = 1;
 	values[1] = (int64_t)s->period;

@@ -30,11 +30,10 @@
 #define RETRY_NS (200 * MS)		/* symbol defined, GOT not resolved yet */
 #define MAX_RETRIES 10
 #define RECHECK_FIRST_NS (500 * MS)	/* no symbol: look again later... */
+#define RECHECK_STARTING_NS (50 * MS)	/* ...sooner while it starts... */
 #define RECHECK_MAX_NS (32000 * MS)	/* ...backing off up to this */
-#define REFRESH_NS (10 * MS)		/* key map re-reads, per process: a
-					   32-byte header read when its place
-					   is known... */
-#define REFRESH_SCAN_NS (100 * MS)	/* ...a maps scan when it is not */
+#define REFRESH_SCAN_NS (10 * MS)	/* least time between key-map re-reads
+					   that must scan /proc/PID/maps */
 #define CTX_POLL_NS (1000 * MS)		/* process context changed? */
 #define CTX_POLL_YOUNG_NS (100 * MS)	/* ...sooner while a process starts */
 #define YOUNG_NS (3000 * MS)		/* how long "starts" lasts */
@@ -49,7 +48,9 @@ struct pctx {
 	int retries;
 	uint64_t due_ns;	/* next discovery; 0 = none planned */
 	uint64_t recheck_ns;	/* current back-off for processes without one */
-	uint64_t refreshed_ns;	/* last key-map re-read */
+	uint64_t started_ns;	/* its start or last exec (CLOCK_MONOTONIC);
+				   0 = unknown */
+	uint64_t read_ns;	/* when the last process-context read began */
 	uint64_t found_ns;	/* when discovery first found something */
 	struct tp_proc_cfg cfg;
 	struct procctx ctx;
@@ -261,8 +262,10 @@ static void load_tags(struct threadctx *t, struct pctx *p)
  * brings its tag declaration and its schema into force. */
 static int refresh_ctx(struct threadctx *t, struct pctx *p)
 {
-	int ret = read_ctx(t, p);
+	int ret;
 
+	p->read_ns = now_ns();
+	ret = read_ctx(t, p);
 	if (ret == 0) {
 		load_tags(t, p);
 		check_schema(t, p);
@@ -277,6 +280,14 @@ static bool custom_abi_ok(uint32_t pid)
 
 	return !tlsloc__read_symbol(pid, CL_ABI_SYMBOL, &v, sizeof(v)) &&
 	       v == CL_ABI_VERSION;
+}
+
+/* A process that started or exec'd moments ago may be a sample away from
+ * having its libraries: ld.so maps them after the program's first
+ * instructions, and a sample taken before finds no symbol. */
+static bool starting(const struct pctx *p)
+{
+	return p->started_ns && now_ns() - p->started_ns < YOUNG_NS;
 }
 
 static void discover(struct threadctx *t, struct pctx *p)
@@ -314,7 +325,8 @@ static void discover(struct threadctx *t, struct pctx *p)
 	/* Not there (yet): a library with it may be dlopen()ed later. */
 	if (r1 != -ESRCH && r2 != -ESRCH) {
 		p->recheck_ns = p->recheck_ns ? p->recheck_ns * 2 :
-						RECHECK_FIRST_NS;
+				starting(p) ? RECHECK_STARTING_NS :
+					      RECHECK_FIRST_NS;
 		if (p->recheck_ns > RECHECK_MAX_NS)
 			p->recheck_ns = RECHECK_MAX_NS;
 		p->due_ns = now_ns() + p->recheck_ns;
@@ -324,15 +336,33 @@ static void discover(struct threadctx *t, struct pctx *p)
 		t->stats.locate_failed++;
 }
 
-void threadctx__on_sample(struct threadctx *t, uint32_t pid)
+/* CLOCK_MONOTONIC time of a CLOCK_BOOTTIME instant (0: unknown): the
+ * clocks differ by the time the machine slept. */
+static uint64_t boot_to_mono(uint64_t boot_ns)
+{
+	struct timespec ts;
+	uint64_t boot_now, mono_now = now_ns();
+
+	if (!boot_ns || clock_gettime(CLOCK_BOOTTIME, &ts))
+		return 0;
+	boot_now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	if (boot_ns > boot_now || boot_now - boot_ns > mono_now)
+		return 0;
+	return mono_now - (boot_now - boot_ns);
+}
+
+void threadctx__on_sample(struct threadctx *t, uint32_t pid,
+			  uint64_t start_boot_ns)
 {
 	struct pctx *p;
 
 	if (pid == 0 || lookup(t, pid))
 		return;
 	p = create(t, pid);
-	if (p)
-		discover(t, p);
+	if (!p)
+		return;
+	p->started_ns = boot_to_mono(start_boot_ns);
+	discover(t, p);
 }
 
 static struct pctx *schedule(struct threadctx *t, uint32_t pid,
@@ -365,8 +395,10 @@ void threadctx__on_exec(struct threadctx *t, uint32_t pid)
 	/* The counters count processes, not discoveries: a sample from
 	 * before the exec, read after it, has often found the new image
 	 * already (with -- COMMAND, always its first samples). */
-	if (p)
+	if (p) {
 		p->counted = counted;
+		p->started_ns = now_ns();
+	}
 }
 
 void threadctx__on_exit(struct threadctx *t, uint32_t pid)
@@ -386,9 +418,8 @@ static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 	 * (keys, tags) after we found them: look for it too, not only at a
 	 * mapping already known. A starting process is looked at more often:
 	 * that is when it declares what it has. */
-	if ((!p->ctx.header_addr && !p->found) || now - p->refreshed_ns < every)
+	if ((!p->ctx.header_addr && !p->found) || now - p->read_ns < every)
 		return;
-	p->refreshed_ns = now;
 	if (refresh_ctx(t, p) != 0)
 		return;
 	t->stats.ctx_refreshes++;
@@ -430,7 +461,7 @@ void threadctx__scan_all(struct threadctx *t)
 		pid = strtol(d->d_name, &end, 10);
 		if (*end || pid <= 0)
 			continue;
-		threadctx__on_sample(t, pid);
+		threadctx__on_sample(t, pid, 0);
 	}
 	closedir(dir);
 }
@@ -512,18 +543,28 @@ static const char *hex(struct out *o, const uint8_t *b, size_t n)
 	return dst;
 }
 
-/* The key name for idx, re-reading the process context once (rate
- * limited) when idx is past the map we have: it may be a new key. */
-static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx)
+/* Whether a name that a sample taken at sample_ns needs, and the process
+ * context we hold lacks, calls for reading that context again. Not when
+ * our last read began after the sample: the name was not published then,
+ * and writers publish names before they use them. Otherwise yes, so no
+ * sample loses a label to a context read a moment too early; reads that
+ * must scan /proc/PID/maps (its place not known yet) keep a floor between
+ * them, since a process that never publishes the name could ask forever. */
+static bool reread_due(const struct pctx *p, uint64_t sample_ns)
 {
-	uint64_t now;
+	if (sample_ns < p->read_ns)
+		return false;
+	return p->ctx.header_addr || now_ns() - p->read_ns >= REFRESH_SCAN_NS;
+}
 
+/* The key name for idx, re-reading the process context (reread_due) when
+ * idx is past the map we have: it may be a new key. */
+static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx,
+			    uint64_t sample_ns)
+{
 	if (idx < p->ctx.nkeys)
 		return p->ctx.keys[idx];
-	now = now_ns();
-	if (now - p->refreshed_ns >= (p->ctx.header_addr ? REFRESH_NS :
-							   REFRESH_SCAN_NS)) {
-		p->refreshed_ns = now;
+	if (reread_due(p, sample_ns)) {
 		t->stats.key_refreshes++;
 		/* The new payload may also name another layout. */
 		if (refresh_ctx(t, p) == 0 &&
@@ -537,10 +578,11 @@ static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx)
 }
 
 static void decode_otel(struct threadctx *t, struct pctx *p,
-			const uint8_t *blob, size_t size, struct out *o)
+			const struct threadctx_sample *s, struct out *o)
 {
+	const uint8_t *blob = s->blob;
+	size_t size = s->size, pos = TP_OTEL_HDR_SIZE, attrs_end;
 	int16_t last[256];	/* key_idx -> offset of its last entry */
-	size_t pos = TP_OTEL_HDR_SIZE, attrs_end;
 	const char *key;
 
 	if (size < TP_OTEL_HDR_SIZE) {
@@ -570,7 +612,7 @@ static void decode_otel(struct threadctx *t, struct pctx *p,
 	for (int idx = 0; idx < 256; idx++) {
 		if (last[idx] < 0)
 			continue;
-		key = key_name(t, p, idx);
+		key = key_name(t, p, idx, s->time_ns);
 		if (!key)
 			continue;
 		pos = last[idx];
@@ -629,19 +671,16 @@ static const char *field_key(struct threadctx *t, struct pctx *p,
 	return text(t, o, tmp, strlen(tmp));
 }
 
-/* The name of a tag field value, re-reading the dictionary once (rate
- * limited) when the value has none: it may have just been registered. */
+/* The name of a tag field value, re-reading the dictionary (reread_due)
+ * when the value has none: it may have just been registered. */
 static const char *tag_value_name(struct threadctx *t, struct pctx *p,
-				  size_t f, uint64_t v)
+				  size_t f, uint64_t v, uint64_t sample_ns)
 {
 	const char *name = tags__name(&p->tags, f, v);
-	uint64_t now;
 
 	if (name)
 		return name;
-	now = now_ns();
-	if (now - p->refreshed_ns >= REFRESH_NS) {
-		p->refreshed_ns = now;
+	if (reread_due(p, sample_ns)) {
 		if (refresh_ctx(t, p) == 0) {
 			t->stats.ctx_refreshes++;
 			name = tags__name(&p->tags, f, v);
@@ -655,19 +694,19 @@ static const char *tag_value_name(struct threadctx *t, struct pctx *p,
 /* One label per field that is set (or named for 0), named after the field,
  * valued with its dictionary name or its decimal number; plus the raw
  * value as the numeric label "tag". */
-static void decode_tag(struct threadctx *t, struct pctx *p, uint64_t tag,
-		       struct out *o)
+static void decode_tag(struct threadctx *t, struct pctx *p,
+		       const struct threadctx_sample *s, struct out *o)
 {
 	const char *name, *key;
+	uint64_t v, tag = s->tag;
 	char num[24];
-	uint64_t v;
 
 	if (!tag || !p->tags.reg)
 		return;
 	for (size_t f = 0; f < p->tags.nfields; f++) {
 		v = tags__field_value(&p->tags, f, tag);
 		name = v || tags__name(&p->tags, f, 0) ?
-			       tag_value_name(t, p, f, v) : NULL;
+			       tag_value_name(t, p, f, v, s->time_ns) : NULL;
 		if (!v && !name)
 			continue;
 		key = field_key(t, p, o, p->tags.fields[f].name);
@@ -690,11 +729,11 @@ size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
 	struct pctx *p = lookup(t, s->pid);
 
 	if (s->kind == TP_CTX_OTEL && p)
-		decode_otel(t, p, s->blob, s->size, &o);
+		decode_otel(t, p, s, &o);
 	else if (s->kind == TP_CTX_CUSTOM)
 		decode_custom(t, s->blob, s->size, &o);
 	if (s->tag_valid && p)
-		decode_tag(t, p, s->tag, &o);
+		decode_tag(t, p, s, &o);
 	return o.n;
 }
 

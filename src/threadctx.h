@@ -45,10 +45,13 @@ void threadctx__attach(struct threadctx *t, struct sampler *s);
 void threadctx__free(struct threadctx *t);	/* accepts NULL */
 
 /* Lifecycle hints from the ring buffer. A sampled process without a
- * context is looked at again with growing delays (0.5 s doubling to 32 s),
- * which finds libraries it dlopen()s later without hooking the dynamic
- * linker (a uprobe on ld.so breaks programs run under valgrind). */
-void threadctx__on_sample(struct threadctx *t, uint32_t pid);
+ * context is looked at again with growing delays (0.5 s doubling to 32 s;
+ * from 50 ms in its first 3 s, when ld.so may not have mapped its
+ * libraries yet), which finds libraries it dlopen()s later without hooking
+ * the dynamic linker (a uprobe on ld.so breaks programs run under
+ * valgrind). start_boot_ns: the sample's start_ns (0: unknown). */
+void threadctx__on_sample(struct threadctx *t, uint32_t pid,
+			  uint64_t start_boot_ns);
 void threadctx__on_exec(struct threadctx *t, uint32_t pid);
 void threadctx__on_exit(struct threadctx *t, uint32_t pid);
 
@@ -63,6 +66,7 @@ void threadctx__scan_all(struct threadctx *t);
 /* What a sample carries for its thread. */
 struct threadctx_sample {
 	uint32_t pid;
+	uint64_t time_ns;	/* when it was taken, CLOCK_MONOTONIC */
 	unsigned kind;		/* enum tp_ctx_kind */
 	const uint8_t *blob;
 	size_t size;

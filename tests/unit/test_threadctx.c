@@ -1,0 +1,292 @@
+/* threadctx's timing on real processes: when a process that has no
+ * context yet is looked at again, and when a sample's unknown key makes
+ * the agent read the process context again. Children of this test are the
+ * targets; the one with a context publishes it with the OTEP 4719 writer
+ * the e2e workloads use (tests/workloads/otel_ctx_writer.h, written from
+ * the specification), and updates it in place as the OTEP describes:
+ * published_at zeroed, fields written, a new published_at. */
+#include "check.h"
+#include "pprof.h"
+#include "threadctx.h"
+#include "sample_event.h"
+#include "../workloads/otel_ctx_writer.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct threadctx *new_ctx(void)
+{
+	static const struct threadctx_filters none;
+
+	return threadctx__new(&none);
+}
+
+/* A child that sleeps until killed: a process with no context. */
+static pid_t start_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+}
+
+/* A process seen moments after it started may not have its libraries
+ * mapped yet (ld.so runs first): it is looked at again after ~50 ms, not
+ * the 500 ms an older process waits. Found by a CI run whose first sample
+ * of labelpool came before ld.so had mapped libtagprof.so. */
+static void test_recheck_soon_while_starting(void)
+{
+	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
+	struct threadctx *young = new_ctx(), *old = new_ctx(),
+			 *unknown = new_ctx();
+	pid_t pid = start_sleeper();
+	int ms_young, ms_old, ms_unknown;
+
+	CHECK(young && old && unknown && pid > 0);
+	threadctx__on_sample(young, pid, boot);
+	threadctx__on_sample(old, pid, boot - 10000000000ull);
+	threadctx__on_sample(unknown, pid, 0);
+	ms_young = threadctx__tick(young);
+	ms_old = threadctx__tick(old);
+	ms_unknown = threadctx__tick(unknown);
+	threadctx__free(young);
+	threadctx__free(old);
+	threadctx__free(unknown);
+	stop(pid);
+	fprintf(stderr, "  next look: %d ms started now, %d ms started 10 s ago, %d ms start unknown\n",
+		ms_young, ms_old, ms_unknown);
+	CHECK(ms_young >= 30 && ms_young <= 51);
+	CHECK(ms_old >= 450 && ms_old <= 501);
+	CHECK(ms_unknown >= 450 && ms_unknown <= 501);
+}
+
+/* An exec starts the image anew: a discovery that finds nothing after it
+ * is followed by another ~50 ms later, whatever the process's age. */
+static void test_recheck_soon_after_exec(void)
+{
+	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
+	struct threadctx *t = new_ctx();
+	pid_t pid = start_sleeper();
+	int ms_before, ms_exec, ms_after;
+
+	CHECK(t && pid > 0);
+	threadctx__on_sample(t, pid, boot - 10000000000ull);
+	ms_before = threadctx__tick(t);
+	threadctx__on_exec(t, pid);
+	ms_exec = threadctx__tick(t);
+	usleep((ms_exec + 5) * 1000);
+	threadctx__tick(t);	/* the discovery after the exec: nothing */
+	ms_after = threadctx__tick(t);
+	threadctx__free(t);
+	stop(pid);
+	fprintf(stderr, "  next look: %d ms before the exec, %d ms after it, then %d ms\n",
+		ms_before, ms_exec, ms_after);
+	CHECK(ms_before >= 450);
+	CHECK(ms_exec >= 30 && ms_exec <= 51);
+	CHECK(ms_after >= 30 && ms_after <= 51);
+}
+
+/* ---- a process whose key map grows ---- */
+
+struct writer {
+	pid_t pid;
+	int cmd, ack;	/* pipes: parent -> child, child -> parent */
+};
+
+/* ProcessContext{resource{service.name}, extra_attributes{schema, key
+ * map}} into buf, as otel_ctx_publish encodes it. */
+static size_t encode(uint8_t *buf, const char *const *keys, size_t nkeys)
+{
+	uint8_t any[2048], arr[2048], res[512], v[300];
+	size_t n = 0, an = 0, rn;
+
+	rn = pb_kv(res, 1, "service.name", any, pb_anystr(any, "tctest"));
+	n += pb_bytes(buf + n, 1, res, rn);
+	n += pb_kv(buf + n, 2, "threadlocal.schema_version", any,
+		   pb_anystr(any, "tlsdesc_v1_dev"));
+	for (size_t i = 0; i < nkeys; i++)
+		an += pb_bytes(arr + an, 1, v, pb_anystr(v, keys[i]));
+	n += pb_kv(buf + n, 2, "threadlocal.attribute_key_map", any,
+		   pb_bytes(any, 5, arr, an));
+	return n;
+}
+
+/* The child: publishes keys {tenant}; on a byte from the parent, adds
+ * query_id in place (OTEP 4719's update steps); acks each step. */
+static void writer_main(int cmd, int ack)
+{
+	static const char *const keys[] = { "tenant", "query_id" };
+	static uint8_t first[4096], second[4096];
+	size_t n = encode(first, keys, 1);
+	uint8_t *m = otel_ctx_map(first, n);
+	uint64_t ts;
+	char b;
+
+	if (!m || write(ack, "r", 1) != 1 || read(cmd, &b, 1) != 1)
+		_exit(1);
+	n = encode(second, keys, 2);
+	ts = clock_ns(CLOCK_BOOTTIME);
+	__atomic_store_n((uint64_t *)(m + 16), 0, __ATOMIC_SEQ_CST);
+	*(uint32_t *)(m + 12) = n;
+	*(uint64_t *)(m + 24) = (uint64_t)(uintptr_t)second;
+	__atomic_store_n((uint64_t *)(m + 16), ts, __ATOMIC_SEQ_CST);
+	if (write(ack, "u", 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+static int writer_start(struct writer *w)
+{
+	int cmd[2], ack[2];
+	char b;
+
+	if (pipe(cmd) || pipe(ack))
+		return -1;
+	w->pid = fork();
+	if (w->pid == 0) {
+		close(cmd[1]);
+		close(ack[0]);
+		writer_main(cmd[0], ack[1]);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	w->cmd = cmd[1];
+	w->ack = ack[0];
+	return w->pid > 0 && read(w->ack, &b, 1) == 1 ? 0 : -1;
+}
+
+static int writer_add_key(struct writer *w)
+{
+	char b;
+
+	return write(w->cmd, "k", 1) == 1 && read(w->ack, &b, 1) == 1 ? 0 : -1;
+}
+
+static void writer_stop(struct writer *w)
+{
+	close(w->cmd);
+	close(w->ack);
+	stop(w->pid);
+}
+
+/* An OTEP 4947 record (28-byte header, then [key index][length][value])
+ * holding key index idx with value val; returns its size. */
+static size_t record(uint8_t *blob, uint8_t idx, const char *val)
+{
+	size_t len = strlen(val);
+
+	memset(blob, 0, TP_OTEL_HDR_SIZE);
+	blob[24] = 1;				/* valid */
+	blob[26] = (uint8_t)(2 + len);		/* attrs_data_size, LE */
+	blob[TP_OTEL_HDR_SIZE] = idx;
+	blob[TP_OTEL_HDR_SIZE + 1] = (uint8_t)len;
+	memcpy(blob + TP_OTEL_HDR_SIZE + 2, val, len);
+	return TP_OTEL_HDR_SIZE + 2 + len;
+}
+
+static const char *label(struct threadctx *t, uint32_t pid, uint64_t time_ns,
+			 uint8_t idx, const char *val, const char *key,
+			 char *buf, size_t buflen)
+{
+	struct pprof_label out[8];
+	uint8_t blob[64];
+	size_t n;
+
+	n = threadctx__labels(t, &(struct threadctx_sample){
+		.pid = pid, .time_ns = time_ns, .kind = TP_CTX_OTEL,
+		.blob = blob, .size = record(blob, idx, val) },
+		out, 8, buf, buflen);
+	for (size_t i = 0; i < n; i++)
+		if (out[i].str && !strcmp(out[i].key, key))
+			return out[i].str;
+	return NULL;
+}
+
+/* A key published just after the agent read the process context: a
+ * sample taken after it gets its label at once. It used to wait out a
+ * 10 ms (100 ms before the context's place was known) pause between
+ * reads, and every sample decoded meanwhile lost its labels (1-10% of a
+ * labelpool run). */
+static void test_key_published_after_read(void)
+{
+	struct threadctx *t = new_ctx();
+	struct writer w = { .pid = -1 };
+	const char *v;
+	char buf[256];
+
+	CHECK(t && !writer_start(&w));
+	threadctx__on_sample(t, w.pid, 0);	/* reads {tenant} */
+	v = label(t, w.pid, clock_ns(CLOCK_MONOTONIC), 0, "acme", "tenant",
+		  buf, sizeof(buf));
+	CHECK(v && !strcmp(v, "acme"));
+	CHECK(!writer_add_key(&w));
+	v = label(t, w.pid, clock_ns(CLOCK_MONOTONIC), 1, "q7", "query_id",
+		  buf, sizeof(buf));
+	fprintf(stderr, "  after the key was added: query_id=%s; %llu re-reads, %llu unknown keys\n",
+		v ? v : "(none)",
+		(unsigned long long)threadctx__stats(t)->key_refreshes,
+		(unsigned long long)threadctx__stats(t)->unknown_key);
+	writer_stop(&w);
+	CHECK(v && !strcmp(v, "q7"));
+	CHECK(threadctx__stats(t)->key_refreshes == 1);
+	CHECK(threadctx__stats(t)->unknown_key == 0);
+	threadctx__free(t);
+}
+
+/* A sample taken before the agent's last read, with a key that read did
+ * not have: the key was not published when the sample was taken, so no
+ * read can name it; the agent reads nothing more, and counts it. */
+static void test_stale_sample_not_reread(void)
+{
+	struct threadctx *t = new_ctx();
+	struct writer w = { .pid = -1 };
+	uint64_t before = clock_ns(CLOCK_MONOTONIC);
+	const char *v = NULL;
+	char buf[256];
+
+	CHECK(t && !writer_start(&w));
+	threadctx__on_sample(t, w.pid, 0);	/* reads {tenant} */
+	for (int i = 0; i < 3; i++)
+		v = label(t, w.pid, before, 5, "x", "query_id", buf,
+			  sizeof(buf));
+	writer_stop(&w);
+	CHECK(!v);
+	CHECK(threadctx__stats(t)->key_refreshes == 0);
+	CHECK(threadctx__stats(t)->unknown_key == 3);
+	threadctx__free(t);
+}
+
+int main(void)
+{
+	RUN(test_recheck_soon_while_starting);
+	RUN(test_recheck_soon_after_exec);
+	RUN(test_key_published_after_read);
+	RUN(test_stale_sample_not_reread);
+	CHECK_EXIT();
+}
