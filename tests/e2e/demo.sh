@@ -28,7 +28,8 @@ proc_samples() { sed -n 's/^== CPU share of the example (pid [0-9]*: \([0-9]*\) 
 # check_shares NAME OUT KEY VALUE=PERCENT...: the demo's shares of KEY
 # against the design. The demo gives shares of all the example's samples,
 # "(none)" being those taken before tagprof had read its labels (its first
-# sample triggers that: ~0.1 s of 5 here, 0.6-1.6%). The design is about
+# sample triggers that: 0-0.1% here; the demo leaves "(none)" out when it
+# is 0). The design is about
 # the labelled ones: the shares are renormalized to them. Each is judged
 # within 4 sd of a binomial at the labelled count (lib.sh's near): the
 # scheduler draws every task's query at random by weight and the tasks are
@@ -49,7 +50,8 @@ check_shares() {
 		return
 	fi
 	local none lab nlab bad='' got='' want
-	none=$(echo "$lines" | awk '$1 == "(none)" { print $2 } END { if (!NR) print 0 }' | tail -1)
+	# No "(none)" entry: every sample was labelled.
+	none=$(echo "$lines" | awk '$1 == "(none)" { v = $2 } END { print v + 0 }')
 	lab=$(echo "$lines" | awk '$1 != "(none)" { s += $2 } END { print s + 0 }')
 	nlab=$(awk -v n="$n" -v l="$lab" 'BEGIN { printf "%d", n * l / 100 }')
 	for want in "$@"; do
