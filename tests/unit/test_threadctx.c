@@ -118,38 +118,20 @@ struct writer {
 	int cmd, ack;	/* pipes: parent -> child, child -> parent */
 };
 
-/* ProcessContext{resource{service.name}, extra_attributes{schema, key
- * map}} into buf, as otel_ctx_publish encodes it. */
-static size_t encode(uint8_t *buf, const char *const *keys, size_t nkeys)
-{
-	uint8_t any[2048], arr[2048], res[512], v[300];
-	size_t n = 0, an = 0, rn;
-
-	rn = pb_kv(res, 1, "service.name", any, pb_anystr(any, "tctest"));
-	n += pb_bytes(buf + n, 1, res, rn);
-	n += pb_kv(buf + n, 2, "threadlocal.schema_version", any,
-		   pb_anystr(any, "tlsdesc_v1_dev"));
-	for (size_t i = 0; i < nkeys; i++)
-		an += pb_bytes(arr + an, 1, v, pb_anystr(v, keys[i]));
-	n += pb_kv(buf + n, 2, "threadlocal.attribute_key_map", any,
-		   pb_bytes(any, 5, arr, an));
-	return n;
-}
-
 /* The child: publishes keys {tenant}; on a byte from the parent, adds
  * query_id in place (OTEP 4719's update steps); acks each step. */
 static void writer_main(int cmd, int ack)
 {
 	static const char *const keys[] = { "tenant", "query_id" };
 	static uint8_t first[4096], second[4096];
-	size_t n = encode(first, keys, 1);
+	size_t n = otel_ctx_encode(first, "tctest", keys, 1);
 	uint8_t *m = otel_ctx_map(first, n);
 	uint64_t ts;
 	char b;
 
 	if (!m || write(ack, "r", 1) != 1 || read(cmd, &b, 1) != 1)
 		_exit(1);
-	n = encode(second, keys, 2);
+	n = otel_ctx_encode(second, "tctest", keys, 2);
 	ts = clock_ns(CLOCK_BOOTTIME);
 	__atomic_store_n((uint64_t *)(m + 16), 0, __ATOMIC_SEQ_CST);
 	*(uint32_t *)(m + 12) = n;

@@ -84,22 +84,32 @@ static inline uint8_t *otel_ctx_map(const void *payload, size_t n)
 /* The thread-context layout the process context names. */
 static const char *otel_ctx_schema = "tlsdesc_v1_dev";
 
-/* Publishes ProcessContext{resource = 1 {attributes = 1: service.name},
- * extra_attributes = 2: schema version and the key map}. */
-static inline int otel_ctx_publish(const char *service, const char *const *keys,
-			    size_t nkeys)
+/* Encodes ProcessContext{resource = 1 {attributes = 1: service.name},
+ * extra_attributes = 2: schema version and the key map} into buf (4096
+ * bytes); returns its size. */
+static inline size_t otel_ctx_encode(uint8_t *buf, const char *service,
+				     const char *const *keys, size_t nkeys)
 {
 	uint8_t any[2048], arr[2048], res[512], v[300];
 	size_t n = 0, an = 0, rn;
 
 	rn = pb_kv(res, 1, "service.name", any, pb_anystr(any, service));
-	n += pb_bytes(otel_payload + n, 1, res, rn);
-	n += pb_kv(otel_payload + n, 2, "threadlocal.schema_version", any,
+	n += pb_bytes(buf + n, 1, res, rn);
+	n += pb_kv(buf + n, 2, "threadlocal.schema_version", any,
 		   pb_anystr(any, otel_ctx_schema));
 	for (size_t i = 0; i < nkeys; i++)
 		an += pb_bytes(arr + an, 1, v, pb_anystr(v, keys[i]));
-	n += pb_kv(otel_payload + n, 2, "threadlocal.attribute_key_map", any,
+	n += pb_kv(buf + n, 2, "threadlocal.attribute_key_map", any,
 		   pb_bytes(any, 5, arr, an));
+	return n;
+}
+
+/* Publishes that ProcessContext in a new OTEL_CTX mapping. */
+static inline int otel_ctx_publish(const char *service, const char *const *keys,
+			    size_t nkeys)
+{
+	size_t n = otel_ctx_encode(otel_payload, service, keys, nkeys);
+
 	return otel_ctx_map(otel_payload, n) ? 0 : -1;
 }
 
