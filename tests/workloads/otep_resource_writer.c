@@ -34,19 +34,6 @@
 __attribute__((tls_model("local-exec"), used))
 __thread void *otel_thread_ctx_v1;
 
-/* OTEP 4947 record: byte-packed, host byte order, 28-byte fixed part,
- * then attrs-data entries [key index u8][length u8][utf-8 bytes]; the
- * whole record at most 640 bytes, 2-byte aligned. */
-struct record {
-	uint8_t trace_id[16];
-	uint8_t span_id[8];
-	uint8_t valid;
-	uint8_t trace_flags;
-	uint16_t attrs_size;
-	uint8_t attrs[640 - 28];
-} __attribute__((packed, aligned(8)));
-_Static_assert(offsetof(struct record, attrs) == 28, "fixed part is 28 bytes");
-
 /* OTEP 4719 header: 32 bytes, host byte order. */
 struct header {
 	char signature[8];		/* "OTEL_CTX", no NUL */
@@ -155,10 +142,11 @@ static void publish(void)
 	prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, m, size, "OTEL_CTX");
 }
 
-static void record_init(struct record *r, const char *stage, const char *region)
+static void record_init(struct otep_record *r, const char *stage,
+			const char *region)
 {
 	const char *vals[] = { stage, region };
-	uint8_t *p = r->attrs;
+	uint8_t *p = r->attrs_data;
 
 	memset(r, 0, sizeof(*r));	/* no trace: ids and flags zero */
 	for (int k = 0; k < 2; k++) {
@@ -167,11 +155,11 @@ static void record_init(struct record *r, const char *stage, const char *region)
 		memcpy(p, vals[k], strlen(vals[k]));
 		p += strlen(vals[k]);
 	}
-	r->attrs_size = p - r->attrs;
+	r->attrs_data_size = p - r->attrs_data;
 	r->valid = 1;
 }
 
-static struct record rec_a, rec_b;
+static struct otep_record rec_a, rec_b;
 
 /* One function per record, so a profile shows which ran. */
 __attribute__((noinline)) static void spin_parse(unsigned long n) { otep_spin(3 * n); }

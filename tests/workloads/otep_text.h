@@ -1,8 +1,9 @@
 /* What the two writers written from the OTEP texts (otep_resource_writer.c
  * and otep_pc_writer/) share: creating the OTEL_CTX mapping, where OTEP
  * 4719's publication protocol leaves no choice, and the work their two
- * threads do (a calibrated spin loop until a deadline); each writer's
- * records and payload are its own. Header-only. */
+ * threads do (a calibrated spin loop until a deadline), and OTEP 4947's
+ * record layout; what each writer puts in its records, and its payload,
+ * are its own. Header-only. */
 #ifndef OTEP_TEXT_H
 #define OTEP_TEXT_H
 
@@ -22,6 +23,21 @@
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL		0x0008U
 #endif
+
+/* OTEP 4947 Thread-Local Context Record: byte-packed, host byte order,
+ * 28-byte fixed part, then attrs-data entries [key index u8][length u8]
+ * [utf-8 bytes]; the whole record at most 640 bytes, 2-byte aligned. */
+struct otep_record {
+	uint8_t trace_id[16];
+	uint8_t span_id[8];
+	uint8_t valid;
+	uint8_t trace_flags;
+	uint16_t attrs_data_size;
+	uint8_t attrs_data[640 - 28];
+} __attribute__((packed, aligned(2)));
+_Static_assert(offsetof(struct otep_record, attrs_data) == 28,
+	       "fixed part is 28 bytes");
+_Static_assert(sizeof(struct otep_record) == 640, "record is 640 bytes");
 
 /* OTEP 4719, publication steps 2-5: a memfd named OTEL_CTX (retried
  * without MFD_NOEXEC_SEAL, which kernels before 6.3 refuse), mapped

@@ -29,17 +29,6 @@
 __attribute__((visibility("default")))
 __thread void *otel_thread_ctx_v1;
 
-/* Thread-Local Context Record (4947): packed, host byte order. */
-struct otep_record {
-	uint8_t trace_id[16];
-	uint8_t span_id[8];
-	uint8_t valid;
-	uint8_t trace_flags;
-	uint16_t attrs_data_size;
-	uint8_t attrs_data[640 - 28];
-} __attribute__((packed, aligned(2)));
-_Static_assert(sizeof(struct otep_record) == 640, "record is 640 bytes");
-
 static __thread struct otep_record thread_record;
 static int nkeys;
 
