@@ -83,6 +83,14 @@ static void free_kvs(Tagprof__Otel__KeyValue **kvs, size_t n)
 	}
 }
 
+/* m packed into out, or 0 when it needs more than cap bytes. */
+static size_t pack_capped(const ProtobufCMessage *m, uint8_t *out, size_t cap)
+{
+	size_t n = protobuf_c_message_get_packed_size(m);
+
+	return n <= cap ? protobuf_c_message_pack(m, out) : 0;
+}
+
 static char *keys[] = { "query_id", "tenant" };
 static char *fields[] = { "op:8", "stage:8" };
 static char *names[4096];
@@ -122,22 +130,15 @@ static size_t legit_form(uint8_t *out, size_t cap, bool with_extra,
 		pc.n_extra_attributes = 6;
 		pc.extra_attributes = ea;
 	}
-	n = tagprof__otel__process_context__get_packed_size(&pc);
-	if (n <= cap)
-		tagprof__otel__process_context__pack(&pc, out);
-	else
-		n = 0;
 	if (bare) {	/* the same eight attributes in one Resource */
 		Tagprof__Otel__KeyValue *all[8] = { ra[0], ra[1], ea[0], ea[1],
 						    ea[2], ea[3], ea[4], ea[5] };
 
 		res.n_attributes = 8;
 		res.attributes = all;
-		n = tagprof__otel__resource__get_packed_size(&res);
-		if (n <= cap)
-			tagprof__otel__resource__pack(&res, out);
-		else
-			n = 0;
+		n = pack_capped(&res.base, out, cap);
+	} else {
+		n = pack_capped(&pc.base, out, cap);
 	}
 	free_kvs(ra, 2);
 	free_kvs(ea, 6);
