@@ -37,11 +37,12 @@ count() {
 }
 
 # share_check NAME FILE BIG SMALL: BIG and SMALL take 75/25 of the samples
-# carrying the key. The two functions spin 300 and 100 us with the same
-# calibrated loop, so 3:1 exactly; samples (0.5 ms apart on a thread,
-# at 1999 Hz) are independent draws: binomial, sd = sqrt(.75 * .25 / n),
-# 0.7 points at 4000 samples (3 s of one or two threads; fewer on a busy
-# machine). Bound: 4 sd, and at least 1000 samples.
+# carrying the key. Each 100 us task is BIG's with odds 3 in 4, drawn at
+# random (three_in_four), so a sample (0.5 ms, five tasks, apart on a
+# thread at 1999 Hz) is an independent draw: binomial, sd = sqrt(.75 *
+# .25 / n), 0.7 points at 4000 samples (3 s of one or two threads; fewer
+# on a busy machine). Bound: 4 sd, and at least 1000 samples. (A fixed
+# 300/100 us alternation aliased with the sample period: 77.2% once.)
 share_check() {
 	local all big small pb tol
 	all=$(count "$2" '*' +)

@@ -1,6 +1,6 @@
 /* A Polar Signals custom-labels v1 writer, from the ABI text: the main
- * thread alternates between job=alpha (300 us, in spin_alpha) and job=beta
- * (100 us, in spin_beta). Each set also holds the other's job value under
+ * thread runs 100 us tasks, each drawn as job=alpha (odds 3 in 4, in
+ * spin_alpha) or job=beta (in spin_beta). Each set also holds the other's job value under
  * another key of the same length (via), so a filter or a decoder that
  * looks at the wrong key takes the other set.
  * usage: clwriter SECONDS */
@@ -45,7 +45,7 @@ static double ipu;
  * was current at that moment. */
 static __attribute__((noinline)) void spin_alpha(void)
 {
-	spin_us(300, ipu);
+	spin_us(100, ipu);
 }
 
 static __attribute__((noinline)) void spin_beta(void)
@@ -56,15 +56,19 @@ static __attribute__((noinline)) void spin_beta(void)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3;
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
 	struct timespec t0;
 
 	ipu = calibrate_iters_per_us();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (elapsed_s(&t0) < secs) {
-		set_labels(&set_a);
-		spin_alpha();
-		set_labels(&set_b);
-		spin_beta();
+		if (three_in_four(&rng)) {
+			set_labels(&set_a);
+			spin_alpha();
+		} else {
+			set_labels(&set_b);
+			spin_beta();
+		}
 		set_labels(NULL);
 	}
 	return 0;

@@ -1,6 +1,7 @@
 /* An OTEP 4947 thread-context writer that does not use libtagprof, written
- * from the OTEP text: two workers alternate between query_id=q1 (300 us,
- * in spin_q1) and query_id=q10 (100 us, in spin_q10), tenant=t1 on both.
+ * from the OTEP text: two workers run 100 us tasks, each drawn as
+ * query_id=q1 (odds 3 in 4, in spin_q1) or query_id=q10 (in spin_q10),
+ * tenant=t1 on both.
  * One value is a prefix of the other, so that a --label filter that
  * compares only some of the bytes keeps the wrong query. Record q1 also
  * carries a trace context whose bytes all differ (their order shows).
@@ -27,7 +28,7 @@ static double secs, ipu;
  * current at that moment. */
 static __attribute__((noinline)) void spin_q1(void)
 {
-	spin_us(300, ipu);
+	spin_us(100, ipu);
 }
 
 static __attribute__((noinline)) void spin_q10(void)
@@ -37,15 +38,18 @@ static __attribute__((noinline)) void spin_q10(void)
 
 static void *worker(void *arg)
 {
+	uint64_t rng = 0x9e3779b97f4a7c15ull + (uintptr_t)arg;
 	struct timespec t0;
 
-	(void)arg;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (elapsed_s(&t0) < secs) {
-		set_ctx(&rec_q1);
-		spin_q1();
-		set_ctx(&rec_q10);
-		spin_q10();
+		if (three_in_four(&rng)) {
+			set_ctx(&rec_q1);
+			spin_q1();
+		} else {
+			set_ctx(&rec_q10);
+			spin_q10();
+		}
 		set_ctx(NULL);
 	}
 	return NULL;
@@ -71,7 +75,7 @@ int main(int argc, char **argv)
 	if (otel_ctx_publish("otelwriter", keys, 2))
 		return 1;
 	for (int i = 0; i < 2; i++)
-		pthread_create(&th[i], NULL, worker, NULL);
+		pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)i);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	return 0;
