@@ -31,9 +31,11 @@ PROTO_C  := $(patsubst proto/%.proto,$(BUILD)/%.pb-c.c,$(PROTOS))
 PROTO_H  := $(patsubst proto/%.proto,$(BUILD)/%.pb-c.h,$(PROTOS))
 PROTO_O  := $(patsubst proto/%.proto,$(BUILD)/obj/%.pb-c.o,$(PROTOS))
 
-SRCS     := $(wildcard src/*.c)
+# The agent's sources, in folders by concern (docs/ARCHITECTURE.md); src/lib
+# is libtagprof, built apart below.
+SRCS     := $(filter-out src/lib/%,$(wildcard src/*/*.c))
 OBJS     := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(SRCS)) $(PROTO_O)
-LIB_OBJS := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+LIB_OBJS := $(filter-out $(BUILD)/obj/cmd/main.o,$(OBJS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -65,7 +67,8 @@ $(BUILD)/obj/%.pb-c.o: $(BUILD)/%.pb-c.c | $(BUILD)/obj
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 # Every agent object may include a skeleton or the generated proto header.
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h include/*.h) $(SKELS) $(PROTO_H) | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*/*.h include/*.h) $(SKELS) $(PROTO_H) | $(BUILD)/obj
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -c $< -o $@
 
 $(BUILD)/tagprof: $(OBJS)
@@ -309,4 +312,4 @@ endif
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/obj/*.d)
+-include $(wildcard $(BUILD)/obj/*/*.d)

@@ -14,7 +14,7 @@ CONTAINERFILE=$ROOT/deploy/Containerfile
 # The capabilities the agent needs, each justified in tagprof.service and
 # daemonset.yaml: nothing else may be granted.
 CAPS="BPF PERFMON SYS_PTRACE DAC_READ_SEARCH CHECKPOINT_RESTORE SYSLOG"
-# The keys of `tagprof agent` config files (src/config.h).
+# The keys of `tagprof agent` config files (src/cmd/config.h).
 KEYS="output-dir window freq event push-url push-auth-file retain-files retain-bytes max-memory verbose unwind stack-bytes"
 
 check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
@@ -206,7 +206,7 @@ fi
 # ---- (c) the example config ----
 
 # Every line a known key, each key once, all of them there, with the
-# agent's defaults (src/config.c config__defaults).
+# agent's defaults (src/cmd/config.c config__defaults).
 config_example() {
 	awk -v keys="$KEYS" '
 	BEGIN { n = split(keys, k, " "); for (i = 1; i <= n; i++) known[k[i]] = 1

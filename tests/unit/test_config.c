@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "config.h"
+#include "cmd/config.h"
 #include "sample_event.h"
 
 #define TMP_TEMPLATE "/tmp/tagprof-test-config-XXXXXX"

@@ -4,9 +4,9 @@
  * addr2line, the symbol cache shared by build ID and swept, the DWARF
  * budget, and the build ID read from a process's memory. */
 #include "check.h"
-#include "debuginfo.h"
-#include "elfsym.h"
-#include "symfile.h"
+#include "sym/debuginfo.h"
+#include "sym/elfsym.h"
+#include "sym/symfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

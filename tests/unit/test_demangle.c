@@ -1,7 +1,7 @@
 /* The demangler wrapper: C++ and Rust names, C names left alone, names the
  * demanglers reject, and bounded output for hostile input. */
 #include "check.h"
-#include "demangle.h"
+#include "sym/demangle.h"
 
 #include <stdbool.h>
 #include <stdio.h>

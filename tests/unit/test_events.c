@@ -2,7 +2,7 @@
  * probing, the auto choice and error explanations. Real perf_event_open
  * and real libpfm4, no mocks; cases that need root or a PMU that libpfm4
  * knows are skipped with the reason. */
-#include "events.h"
+#include "kernel/events.h"
 #include "check.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* kallsyms parsing: a fixture file written here, then the real
  * /proc/kallsyms when it is readable. */
 #include "check.h"
-#include "kallsyms.h"
+#include "kernel/kallsyms.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -4,10 +4,10 @@
  * /proc/kallsyms fallback, and a sample's kernel frames in the profile in
  * the order they were taken. */
 #include "check.h"
-#include "ksyms.h"
-#include "pprof.h"
+#include "kernel/ksyms.h"
+#include "out/pprof.h"
 #include "pprof_decode.h"
-#include "symbolize.h"
+#include "sym/symbolize.h"
 
 #include <stdbool.h>
 #include <stdint.h>

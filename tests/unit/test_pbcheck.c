@@ -9,8 +9,8 @@
 
 #include "check.h"
 #include "otel_process_ctx.pb-c.h"
-#include "pbcheck.h"
-#include "procctx.h"
+#include "proc/pbcheck.h"
+#include "proc/procctx.h"
 #include "../workloads/otel_ctx_writer.h"
 
 #define CAP PROCCTX_MAX_PAYLOAD

@@ -2,7 +2,7 @@
  * lines skipped and counted, overlapping entries, and the file checks
  * (owner, symbolic links, size bound). */
 #include "check.h"
-#include "perfmap.h"
+#include "proc/perfmap.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,10 +17,10 @@
 #include <zlib.h>
 
 #include "check.h"
-#include "hashmap.h"
-#include "pprof.h"
+#include "util/hashmap.h"
+#include "out/pprof.h"
 #include "profile.pb-c.h"
-#include "sink.h"
+#include "out/sink.h"
 
 #define PERIOD 10101010
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "pprof.h"
+#include "out/pprof.h"
 #include "pprof_decode.h"
 
 static struct pprof *two_services(void)

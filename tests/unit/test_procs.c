@@ -2,7 +2,7 @@
  * records of all processes stay within their share of the bound, those
  * that do not fit are counted, and a larger bound keeps them all. */
 #include "check.h"
-#include "procs.h"
+#include "proc/procs.h"
 
 #include <stdint.h>
 #include <unistd.h>

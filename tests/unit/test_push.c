@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "push.h"
+#include "out/push.h"
 
 #define SERVER "tests/push_server.py"
 #define WAIT_MS 5000

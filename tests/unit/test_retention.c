@@ -3,7 +3,7 @@
  * directory. Symlinks and stray files stand beside the profiles to show
  * they are left alone. */
 #include "check.h"
-#include "retention.h"
+#include "out/retention.h"
 
 #include <errno.h>
 #include <fcntl.h>

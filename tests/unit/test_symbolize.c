@@ -3,7 +3,7 @@
  * symbolized the way the agent does (address -> mapping -> file offset ->
  * vaddr -> symbol). */
 #include "check.h"
-#include "elfsym.h"
+#include "sym/elfsym.h"
 
 #include <errno.h>
 #include <inttypes.h>

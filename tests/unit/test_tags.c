@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "procctx.h"
+#include "proc/procctx.h"
 #include "sample_event.h"
-#include "tags.h"
+#include "proc/tags.h"
 
 static char *list_a[] = { "operator:16", "pipeline:16" };
 static char *names_a[] = { "operator:1=scan", "operator:2=join", "pipeline:2=probe",

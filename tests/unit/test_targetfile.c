@@ -3,8 +3,8 @@
  * unwinding holds only what unwinding needs, and a file cut short while it
  * is read is an error, not SIGBUS. */
 #include "check.h"
-#include "elfimage.h"
-#include "targetfile.h"
+#include "unwind/elfimage.h"
+#include "proc/targetfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,8 +6,8 @@
  * the specification), and updates it in place as the OTEP describes:
  * published_at zeroed, fields written, a new published_at. */
 #include "check.h"
-#include "pprof.h"
-#include "threadctx.h"
+#include "out/pprof.h"
+#include "proc/threadctx.h"
 #include "sample_event.h"
 #include "../workloads/otel_ctx_writer.h"
 

@@ -4,7 +4,7 @@
  * way the BPF program will (fsbase + tpoff, or through the DTV), must land
  * on that address and read the value set. */
 #include "check.h"
-#include "tlsloc.h"
+#include "proc/tlsloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,87 @@
+/* The sampling pipeline shared by `record` and `agent`: the BPF sampler,
+ * the process table, thread contexts and tags, the symbolizer, and the
+ * pprof of the current window with its statistics. */
+#ifndef TAGPROF_CAPTURE_H
+#define TAGPROF_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kernel/events.h"
+#include "proc/threadctx.h"
+
+struct pprof;
+
+struct capture_opts {
+	struct tp_event event;
+	uint64_t freq;			/* samples/s per CPU, or */
+	uint64_t period;		/* a fixed period when non-zero */
+	const uint32_t *pids;		/* NULL: every process */
+	size_t npids;
+	bool follow_children;		/* processes the pids start join */
+	const char *cgroup;
+	bool idle;
+	struct threadctx_filters filters;
+	bool service_label;		/* label samples with "service" */
+	int unwind;			/* enum tp_unwind_mode */
+	uint32_t stack_bytes;		/* per stack copy; 0: the default */
+	uint64_t max_memory;		/* the agent's bound, which the caches'
+					 * budgets are shares of; 0: record's */
+	int verbose;
+};
+
+#define DROPPED_SERVICE "tagprof-dropped"
+
+struct capture;
+
+/* Sets everything up and starts sampling. NULL with a message in err. */
+struct capture *capture__start(const struct capture_opts *o, char *err,
+			       size_t errlen);
+
+/* Handles records for up to timeout_ms, and due context discoveries. */
+void capture__poll(struct capture *c, int timeout_ms);
+
+/* Stops sampling and handles the records still buffered. */
+void capture__stop(struct capture *c);
+
+/* Closes the current window: sets its time, duration and the comments
+ * that count this window's losses and failures, and returns its pprof
+ * (the caller owns it); a new window starts. Samples the window lost
+ * (dropped over the memory bound, lost in the ring buffer, malformed)
+ * are in it too, as samples of one frame that says why, labelled
+ * process "[tagprof]" and service DROPPED_SERVICE: a window that lost
+ * everything still has something to write and to show. NULL on ENOMEM
+ * (the window is kept). */
+struct pprof *capture__take(struct capture *c);
+
+/* While set, samples are counted and dropped instead of aggregated: the
+ * agent's memory bound. */
+void capture__set_dropping(struct capture *c, bool drop);
+
+/* Frees what is kept for processes that are gone. */
+void capture__sweep(struct capture *c);
+
+/* Samples aggregated in the current window, and since the start. */
+uint64_t capture__window_samples(const struct capture *c);
+uint64_t capture__total_samples(const struct capture *c);
+uint64_t capture__total_lost(struct capture *c);
+size_t capture__processes(const struct capture *c);
+/* The process table's counters: perf maps read and refused, and more. */
+/* The same for JIT perf maps: "N not read over the memory budget (...), M
+ * refused; ..." into buf, and N + M. */
+uint64_t capture__perfmaps_unread(const struct capture *c, char *buf,
+				  size_t len);
+
+/* Writes what was refused of processes' OTEL_CTX payloads since the start
+ * into buf ("N payloads refused unread (...), M malformed") and returns
+ * N + M: the profile's comments, record's summary and the agent's log say
+ * the same. */
+uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len);
+
+/* The end-of-run summary lines, on stderr. */
+void capture__print_summary(struct capture *c, uint64_t duration_ns);
+
+void capture__free(struct capture *c);		/* accepts NULL */
+
+#endif

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* `tagprof agent`: continuous, low-rate, system-wide profiling. Every
+ * window it writes one pprof per service into the output directory, and
+ * pushes it to a Pyroscope-compatible server when one is configured. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/agent.h"
+#include "capture/capture.h"
+#include "cmd/caps.h"
+#include "cmd/config.h"
+#include "kernel/events.h"
+#include "out/pprof.h"
+#include "proc/procs.h"
+#include "out/push.h"
+#include "out/retention.h"
+#include "cmd/signals.h"
+#include "out/sink.h"
+#include "unwind/unwind.h"
+#include "sym/symbolize.h"
+
+#define DEFAULT_CONFIG "/etc/tagprof/agent.conf"
+#define MAX_SERVICES 1024
+#define PUSH_QUEUE 64		/* windows kept for retry by the pusher */
+#define PENDING_MAX 32		/* files kept while the disk refuses them */
+#define STOP_PUSH_MS 5000
+
+/* A flag as given, re-applied over the config file on every (re)load. */
+struct flag {
+	const char *key, *value;
+};
+
+struct pending {		/* an encoded window the disk refused */
+	char *path;
+	uint8_t *data;
+	size_t len;
+};
+
+struct agent {
+	const char *config_path;	/* NULL: none given and no default */
+	struct flag flags[32];
+	size_t nflags;
+	bool check_only;
+	bool no_demangle;		/* --no-demangle */
+	struct agent_config cfg;
+	struct capture *cap;
+	struct pusher *push;
+	struct tp_event ev;
+	struct pending pending[PENDING_MAX];
+	size_t npending;
+	uint64_t dropped_files;		/* pending files given up on */
+	bool over_memory;		/* samples dropped: heap > max-memory */
+	uint64_t perfmaps_over;		/* perf maps unread, as logged */
+	uint64_t ctx_refusals;		/* process contexts refused, as logged */
+	char host[256];
+};
+
+static volatile sig_atomic_t stop_requested, reload_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_requested = 1;
+}
+
+/* Plain lines on stderr: one per event. */
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tagprof agent: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void agent_usage(FILE *out)
+{
+	fprintf(out,
+"usage: tagprof agent [--config FILE] [--output-dir DIR] [--window SECONDS]\n"
+"                     [-F HZ] [-e EVENT] [--push-url URL] [--push-auth-file FILE]\n"
+"                     [--retain-files N] [--retain-bytes SIZE] [--max-memory SIZE]\n"
+"                     [--no-demangle] [--unwind fp|dwarf|auto] [--stack-bytes N]\n"
+"                     [-v] [--check-config]\n"
+"\n"
+"Profiles the whole system continuously. Every window it writes one pprof per\n"
+"service (the process context's service.name, else the executable's name) to\n"
+"the output directory as <UTC start>_<service>.pb.gz, and pushes it to a\n"
+"Pyroscope-compatible server if --push-url is set. Runs until SIGTERM,\n"
+"SIGINT or SIGXCPU, which write the partial window first; SIGHUP re-reads\n"
+"the config; other signals that would end it (SIGUSR1, SIGUSR2, SIGPIPE,\n"
+"SIGALRM, real-time signals...) are ignored.\n"
+"\n"
+"  --config FILE         settings as 'key = value' lines, keys being the long\n"
+"                        options below (default %s if it exists);\n"
+"                        options given here override it\n"
+"  --output-dir DIR      where profiles go (default /var/lib/tagprof, mode 0750)\n"
+"  --window SECONDS      window length, e.g. 60, 90s, 5m (default 60)\n"
+"  -F, --freq HZ         samples per second per CPU (default 19)\n"
+"  -e, --event EVENT     as for record (default auto)\n"
+"  --push-url URL        POST each window to URL/ingest (Pyroscope API)\n"
+"  --push-auth-file FILE 'Bearer TOKEN', a token, or 'user:password'; the file\n"
+"                        must not be readable or writable by others\n"
+"  --retain-files N      keep at most N profiles (default 1440; 0: no limit)\n"
+"  --retain-bytes SIZE   keep at most SIZE bytes of profiles (default 1G)\n"
+"  --max-memory SIZE     above this much heap, samples are dropped and counted\n"
+"                        (default 64M)\n"
+"  --no-demangle         keep C++ and Rust function names mangled\n"
+"  --unwind MODE         user stacks: fp, dwarf or auto (default), as for record\n"
+"  --stack-bytes N       user stack copied per sample for CFI (default 8192,\n"
+"                        at most 16384)\n"
+"  -v, --verbose         a line per window; more with -vv\n"
+"  --check-config        print the settings that would be used, and exit\n"
+"  -h, --help            this help\n", DEFAULT_CONFIG);
+}
+
+static int parse_args(struct agent *a, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'C' },
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "push-url", required_argument, NULL, 'u' },
+		{ "push-auth-file", required_argument, NULL, 'A' },
+		{ "retain-files", required_argument, NULL, 'n' },
+		{ "retain-bytes", required_argument, NULL, 'b' },
+		{ "max-memory", required_argument, NULL, 'm' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "check-config", no_argument, NULL, 'K' },
+		{ "no-demangle", no_argument, NULL, 'N' },
+		{ "unwind", required_argument, NULL, 'W' },
+		{ "stack-bytes", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char err[256], vbuf[8];
+	int c, idx, verbose = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "F:e:vh", longopts, &idx)) != -1) {
+		switch (c) {
+		case 'C':
+			a->config_path = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'K':
+			a->check_only = true;
+			break;
+		case 'N':
+			a->no_demangle = true;
+			break;
+		case 'h':
+			agent_usage(stdout);
+			exit(0);
+		case '?':
+			agent_usage(stderr);
+			return 2;
+		default:
+			if (a->nflags == sizeof(a->flags) / sizeof(a->flags[0]))
+				return 2;
+			a->flags[a->nflags++] = (struct flag){
+				c == 'F' ? "freq" : c == 'e' ? "event" :
+				longopts[idx].name, optarg };
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "tagprof agent: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	if (verbose) {
+		snprintf(vbuf, sizeof(vbuf), "%d", verbose > 3 ? 3 : verbose);
+		a->flags[a->nflags++] = (struct flag){ "verbose", strdup(vbuf) };
+	}
+	/* Validate the flags now, so a typo fails before anything starts. */
+	struct agent_config tmp;
+
+	config__defaults(&tmp);
+	for (size_t i = 0; i < a->nflags; i++)
+		if (config__set(&tmp, a->flags[i].key, a->flags[i].value, err,
+				sizeof(err))) {
+			fprintf(stderr, "tagprof agent: %s\n", err);
+			config__free(&tmp);
+			return 2;
+		}
+	config__free(&tmp);
+	return 0;
+}
+
+/* Defaults, then the config file, then the flags. */
+static int load_config(const struct agent *a, struct agent_config *out)
+{
+	const char *path = a->config_path;
+	char err[512];
+
+	config__defaults(out);
+	if (!path && access(DEFAULT_CONFIG, F_OK) == 0)
+		path = DEFAULT_CONFIG;
+	if (path && config__load(out, path, err, sizeof(err))) {
+		logf_("%s", err);
+		config__free(out);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < a->nflags; i++)
+		if (config__set(out, a->flags[i].key, a->flags[i].value, err,
+				sizeof(err))) {
+			logf_("%s", err);
+			config__free(out);
+			return -EINVAL;
+		}
+	return 0;
+}
+
+static void print_config(const struct agent_config *c)
+{
+	printf("output-dir = %s\nwindow = %" PRIu64 "\nfreq = %" PRIu64
+	       "\nevent = %s\npush-url = %s\npush-auth-file = %s\n"
+	       "retain-files = %" PRIu64 "\nretain-bytes = %" PRIu64
+	       "\nmax-memory = %" PRIu64 "\nverbose = %d\nunwind = %s\n"
+	       "stack-bytes = %u\n", c->output_dir,
+	       c->window_s, c->freq, c->event,
+	       c->push_url ? c->push_url : "none",
+	       c->push_auth_file ? c->push_auth_file : "none", c->retain_files,
+	       c->retain_bytes, c->max_memory, c->verbose,
+	       unwind__mode_name(c->unwind), c->stack_bytes);
+}
+
+static int choose_event(struct agent *a)
+{
+	char err[512];
+	int ret;
+
+	if (!strcmp(a->cfg.event, "auto")) {
+		events__auto(&a->ev);
+		logf_("event auto: using %s", a->ev.name);
+		return 0;
+	}
+	if (events__parse(a->cfg.event, &a->ev, err, sizeof(err))) {
+		logf_("%s", err);
+		return -EINVAL;
+	}
+	ret = events__probe(&a->ev.attr);
+	if (ret) {
+		events__explain(&a->ev, -ret, err, sizeof(err));
+		logf_("%s", err);
+	}
+	return ret;
+}
+
+static int start_capture(struct agent *a)
+{
+	struct capture_opts co = { 0 };
+	char err[512];
+
+	co.event = a->ev;
+	co.freq = a->cfg.freq;
+	co.service_label = true;
+	co.unwind = a->cfg.unwind;
+	co.stack_bytes = a->cfg.stack_bytes;
+	co.max_memory = a->cfg.max_memory;
+	co.verbose = a->cfg.verbose > 1 ? a->cfg.verbose - 1 : 0;
+	a->cap = capture__start(&co, err, sizeof(err));
+	if (!a->cap) {
+		logf_("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int start_push(struct agent *a)
+{
+	char err[512];
+
+	if (!a->cfg.push_url)
+		return 0;
+	a->push = push__start(a->cfg.push_url, a->cfg.push_auth_file,
+			      PUSH_QUEUE, err, sizeof(err));
+	if (!a->push) {
+		logf_("push: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- writing windows ---- */
+
+static void pending_free(struct pending *p)
+{
+	free(p->path);
+	free(p->data);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Keeps a refused file for the next window; the oldest goes when full. */
+static void keep_pending(struct agent *a, const char *path, uint8_t *data,
+			 size_t len)
+{
+	if (a->npending == PENDING_MAX) {
+		pending_free(&a->pending[0]);
+		memmove(a->pending, a->pending + 1,
+			(PENDING_MAX - 1) * sizeof(a->pending[0]));
+		a->npending--;
+		a->dropped_files++;
+	}
+	a->pending[a->npending].path = strdup(path);
+	a->pending[a->npending].data = data;
+	a->pending[a->npending].len = len;
+	if (!a->pending[a->npending].path) {
+		free(data);
+		a->dropped_files++;
+		return;
+	}
+	a->npending++;
+}
+
+/* Writes what the disk refused before, oldest first, until one fails. */
+static int flush_pending(struct agent *a, int *first_err)
+{
+	size_t done = 0;
+	int ret = 0;
+
+	while (done < a->npending) {
+		struct pending *p = &a->pending[done];
+
+		ret = sink__write_atomic(p->path, p->data, p->len, 0640);
+		if (ret) {
+			if (!*first_err)
+				*first_err = ret;
+			break;
+		}
+		pending_free(p);
+		done++;
+	}
+	memmove(a->pending, a->pending + done,
+		(a->npending - done) * sizeof(a->pending[0]));
+	a->npending -= done;
+	return ret;
+}
+
+struct window_report {
+	size_t services, written, kept;
+	int write_err;
+};
+
+static void write_service(struct agent *a, const struct pprof *pp,
+			  const char *service, time_t start, time_t end,
+			  struct window_report *r)
+{
+	const char *keys[1] = { "host" }, *vals[1] = { a->host };
+	char path[4096];
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (pprof__encode_where(pp, "service", service, &data, &len) ||
+	    retention__file_name(a->cfg.output_dir, start, service, path,
+				 sizeof(path))) {
+		free(data);
+		return;
+	}
+	if (a->push)
+		push__enqueue(a->push, service, keys, vals, 1, start, end, data,
+			      len);
+	/* Older refused files go first, so the directory stays in order. */
+	ret = a->npending ? -EAGAIN : sink__write_atomic(path, data, len, 0640);
+	if (ret) {
+		if (!r->write_err && ret != -EAGAIN)
+			r->write_err = ret;
+		keep_pending(a, path, data, len);
+		r->kept++;
+		return;
+	}
+	r->written++;
+	free(data);
+}
+
+static void write_window(struct agent *a, struct pprof *pp)
+{
+	const char *services[MAX_SERVICES];
+	struct window_report r = { 0 };
+	time_t start = pprof__time_nanos(pp) / 1000000000ll;
+	time_t end = time(NULL);
+	char perr[256];
+	int ret;
+
+	/* The directory may have vanished, or be back: (re)create it. */
+	ret = retention__ensure_dir(a->cfg.output_dir);
+	if (!ret)
+		flush_pending(a, &r.write_err);
+	else
+		r.write_err = ret;
+	r.services = pprof__label_values(pp, "service", services,
+					 MAX_SERVICES);
+	for (size_t i = 0; i < r.services; i++)
+		write_service(a, pp, services[i], start, end, &r);
+	if (!a->npending)
+		retention__enforce(a->cfg.output_dir, a->cfg.retain_files,
+				   a->cfg.retain_bytes);
+	/* Problems are logged once per window, not once per file. */
+	if (r.write_err)
+		logf_("cannot write to %s: %s; %zu profiles waiting, %" PRIu64
+		      " given up", a->cfg.output_dir, strerror(-r.write_err),
+		      a->npending, a->dropped_files);
+	if (a->push) {
+		push__take_error(a->push, perr, sizeof(perr));
+		if (*perr)
+			logf_("push: %s", perr);
+	}
+	if (a->cfg.verbose)
+		logf_("window: %zu samples, %zu services, %zu files written, "
+		      "%zu waiting", pprof__sample_count(pp), r.services,
+		      r.written, a->npending);
+}
+
+/* Perf maps left unread (over the memory budget, or refused), when there
+ * are new ones: the JIT frames of those processes are unnamed. */
+static void log_budgets(struct agent *a)
+{
+	char unread[200];
+	uint64_t n = capture__perfmaps_unread(a->cap, unread, sizeof(unread));
+
+	if (n == a->perfmaps_over)
+		return;
+	a->perfmaps_over = n;
+	logf_("perf maps since start: %s", unread);
+}
+
+/* ---- the loop ---- */
+
+/* Heap in use: what the aggregation and caches cost. */
+static uint64_t heap_bytes(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+/* End of the window that contains now: windows are aligned to the wall
+ * clock, so hosts' files line up. */
+static time_t window_end(time_t now, uint64_t window)
+{
+	return (now / window + 1) * window;
+}
+
+static void end_window(struct agent *a)
+{
+	struct pprof *pp = capture__take(a->cap);
+	char refused[160];
+	uint64_t n;
+
+	/* Hostile process contexts are logged once per window with news. */
+	n = capture__ctx_refusals(a->cap, refused, sizeof(refused));
+	if (n > a->ctx_refusals)	/* a new capture starts from 0 */
+		logf_("process context since start: %s", refused);
+	a->ctx_refusals = n;
+	if (!pp) {
+		logf_("out of memory closing a window; it goes on");
+		return;
+	}
+	write_window(a, pp);
+	log_budgets(a);
+	pprof__free(pp);
+	capture__sweep(a->cap);
+	/* What the window and the processes that are gone held goes back
+	 * to the system, not only to malloc. */
+	malloc_trim(0);
+}
+
+/* SIGHUP: new settings; the sampler restarts only if its own changed. */
+static void reload(struct agent *a)
+{
+	struct agent_config fresh;
+	bool resample;
+
+	if (load_config(a, &fresh)) {
+		logf_("reload failed; keeping the current settings");
+		return;
+	}
+	resample = fresh.freq != a->cfg.freq ||
+		   strcmp(fresh.event, a->cfg.event) ||
+		   fresh.unwind != a->cfg.unwind ||
+		   fresh.stack_bytes != a->cfg.stack_bytes;
+	if (resample)
+		end_window(a);
+	push__stop(a->push, STOP_PUSH_MS);
+	a->push = NULL;
+	config__free(&a->cfg);
+	a->cfg = fresh;
+	start_push(a);
+	if (resample) {
+		capture__stop(a->cap);
+		capture__free(a->cap);
+		a->cap = NULL;
+		if (choose_event(a) || start_capture(a)) {
+			stop_requested = 1;
+			return;
+		}
+	}
+	logf_("reloaded settings");
+}
+
+/* Drops samples while the heap is over --max-memory, and says when that
+ * starts and ends. */
+static void check_memory(struct agent *a)
+{
+	uint64_t heap = heap_bytes();
+	bool over = heap > a->cfg.max_memory;
+
+	if (over != a->over_memory)
+		logf_(over ? "warning: heap %" PRIu64 " KiB is over max-memory %"
+			     PRIu64 " KiB: samples are dropped (and counted) "
+			     "until it is back under" :
+			     "heap %" PRIu64 " KiB is back under max-memory %"
+			     PRIu64 " KiB: samples are kept again",
+		      heap >> 10, a->cfg.max_memory >> 10);
+	a->over_memory = over;
+	capture__set_dropping(a->cap, over);
+}
+
+static int run(struct agent *a)
+{
+	time_t next = window_end(time(NULL), a->cfg.window_s), checked = 0;
+
+	while (!stop_requested) {
+		capture__poll(a->cap, 100);
+		if (time(NULL) != checked) {	/* the heap, once a second */
+			checked = time(NULL);
+			check_memory(a);
+		}
+		if (reload_requested) {
+			reload_requested = 0;
+			reload(a);
+			next = window_end(time(NULL), a->cfg.window_s);
+		}
+		if (time(NULL) >= next) {
+			end_window(a);
+			next = window_end(time(NULL), a->cfg.window_s);
+		}
+	}
+	if (!a->cap)
+		return 1;
+	capture__stop(a->cap);
+	end_window(a);		/* the partial window */
+	return 0;
+}
+
+/* SIGTERM, SIGINT: write the partial window and exit 0. SIGXCPU too:
+ * past the soft RLIMIT_CPU the hard limit's SIGKILL follows, so the window
+ * is written while it still can be. SIGHUP: reload. Every other signal
+ * that would end the agent is ignored (signals__ignore_unused). */
+static void install_signals(void)
+{
+	struct sigaction sa = { 0 };
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop;	/* no SA_RESTART: poll must wake */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGXCPU, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signals__ignore_unused();
+}
+
+int agent_main(int argc, char **argv)
+{
+	static struct agent a;
+	char why[256];
+	int ret;
+
+	ret = parse_args(&a, argc, argv);
+	if (ret)
+		return ret;
+	if (load_config(&a, &a.cfg))
+		return 2;
+	if (a.check_only) {
+		print_config(&a.cfg);
+		config__free(&a.cfg);
+		return 0;
+	}
+	if (!caps__can_profile(why, sizeof(why))) {
+		logf_("%s", why);
+		return 1;
+	}
+	ret = retention__ensure_dir(a.cfg.output_dir);
+	if (ret == -EPERM) {
+		/* Others who can write there could delete our profiles or
+		 * take the names of the next windows. */
+		logf_("refusing output-dir %s: it must be owned by root or uid "
+		      "%u and not writable by group or others (chmod go-w it)",
+		      a.cfg.output_dir, (unsigned)geteuid());
+		return 1;
+	}
+	if (ret) {
+		logf_("cannot use %s: %s", a.cfg.output_dir, strerror(-ret));
+		return 1;
+	}
+	retention__clean_temp(a.cfg.output_dir);
+	gethostname(a.host, sizeof(a.host) - 1);
+	symbolize__set_demangle_default(!a.no_demangle);
+	install_signals();
+	ret = 1;
+	if (choose_event(&a) || start_push(&a) || start_capture(&a))
+		goto cleanup;
+	logf_("profiling at %" PRIu64 " Hz, %" PRIu64 " s windows, into %s",
+	      a.cfg.freq, a.cfg.window_s, a.cfg.output_dir);
+	if (heap_bytes() > a.cfg.max_memory)
+		logf_("warning: max-memory %" PRIu64 " KiB is below the %" PRIu64
+		      " KiB in use at start: samples will be dropped",
+		      a.cfg.max_memory >> 10, heap_bytes() >> 10);
+	ret = run(&a);
+cleanup:
+	capture__free(a.cap);
+	push__stop(a.push, STOP_PUSH_MS);
+	for (size_t i = 0; i < a.npending; i++)
+		pending_free(&a.pending[i]);
+	config__free(&a.cfg);
+	return ret;
+}

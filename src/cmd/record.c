@@ -1,0 +1,654 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* `tagprof record`: capture samples for a while, or for a command's life,
+ * and write one symbolized pprof. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "capture/capture.h"
+#include "cmd/caps.h"
+#include "kernel/events.h"
+#include "out/pprof.h"
+#include "cmd/record.h"
+#include "sample_event.h"
+#include "cmd/signals.h"
+#include "out/sink.h"
+#include "unwind/unwind.h"
+#include "sym/symbolize.h"
+
+#define DEFAULT_FREQ 99
+#define LABEL_FREQ 999		/* a per-query capture wants detail */
+#define DEFAULT_SECONDS 10
+#define MAX_PIDS 1024
+
+struct record_opts {
+	const char *event;	/* -e, "auto" by default */
+	uint64_t freq, period;	/* -F / -c; 0 = not given */
+	double seconds;		/* -d; 0 = not given */
+	const char *output;
+	uint32_t pids[MAX_PIDS];
+	size_t npids;
+	const char *cgroup;
+	bool idle;
+	char *label_key, *label_val;	/* --label KEY=VALUE */
+	char *tag_field, *tag_name;	/* --tag FIELD=NAME */
+	int verbose;
+	char **command;		/* after --, or NULL */
+	int until_pidfd;	/* --until-exit: a pidfd, or -1 */
+	uint32_t until_pid;
+	bool no_demangle;	/* --no-demangle */
+	int unwind;		/* --unwind: enum tp_unwind_mode */
+	uint32_t stack_bytes;	/* --stack-bytes; 0 = default */
+};
+
+static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t child_changed;
+
+void record_usage(FILE *out)
+{
+	fprintf(out,
+"usage: tagprof record [-a] [-p PID[,PID...]] [-e EVENT] [-F HZ | -c PERIOD]\n"
+"                      [-d SECONDS] [-o FILE] [-v] [--cgroup PATH] [--idle]\n"
+"                      [--label KEY=VALUE] [--tag FIELD=NAME] [--until-exit PID]\n"
+"                      [--no-demangle] [--unwind fp|dwarf|auto]\n"
+"                      [--stack-bytes N] [-- COMMAND [ARGS...]]\n"
+"\n"
+"Samples CPUs with BPF and writes a gzipped pprof with symbolized user and\n"
+"kernel stacks, labelled with process, thread_name, pid, tid and cpu.\n"
+"\n"
+"  -a, --all-cpus        whole system (the default without -p or COMMAND)\n"
+"  -p, --pid PID,...     only these processes (all their threads)\n"
+"      --cgroup PATH     only tasks in this cgroup v2 directory or below it\n"
+"      --idle            also keep samples of the idle task (pid 0)\n"
+"      --label KEY=VALUE only samples whose thread has this label attached\n"
+"                        (filtered in the kernel; -F defaults to 999 then)\n"
+"      --tag FIELD=NAME  only samples whose register tag has FIELD set to NAME\n"
+"                        (a dictionary name or a number; in the kernel, 999 Hz)\n"
+"  -e, --event EVENT     auto (default): precise cycles if the CPU can sample\n"
+"                        them, else cpu-clock; or cpu-clock, cycles,\n"
+"                        instructions, ref-cycles, or a libpfm4 event name such\n"
+"                        as INST_RETIRED.PREC_DIST; :p, :pp, :ppp ask for PEBS\n"
+"  -F, --freq HZ         samples per second per CPU (default %d, or %d\n"
+"                        with --label or --tag)\n"
+"  -c, --count PERIOD    one sample every PERIOD events (ns for cpu-clock)\n"
+"  -d, --duration SECS   stop after SECS seconds (default %d; with COMMAND,\n"
+"                        when the command exits); Ctrl-C (SIGINT),\n"
+"                        SIGTERM, SIGHUP or SIGXCPU stops early and still\n"
+"                        writes the file; SIGUSR1, SIGUSR2, SIGPIPE and the\n"
+"                        like are ignored\n"
+"      --until-exit PID  stop when process PID exits (with -d: whichever\n"
+"                        comes first)\n"
+"  -o, --output FILE     pprof to write (default tagprof.pb.gz)\n"
+"      --unwind MODE     user stacks: fp (frame pointers), dwarf (a stack copy\n"
+"                        per sample, unwound with CFI), or auto (default:\n"
+"                        frame pointers, CFI for processes that need it)\n"
+"      --stack-bytes N   user stack copied per sample for CFI (default %d,\n"
+"                        at most %d)\n"
+"      --no-demangle     keep C++ and Rust function names as the symbols\n"
+"                        are (mangled)\n"
+"  -v, --verbose         more detail; -vv adds libbpf debug output\n"
+"  -h, --help            this help\n"
+"\n"
+"With -- COMMAND, tagprof starts COMMAND, profiles it and the processes it\n"
+"starts until it exits, and exits with its status.\n",
+		DEFAULT_FREQ, LABEL_FREQ, DEFAULT_SECONDS, TP_STACK_DEFAULT,
+		TP_STACK_MAX);
+}
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void on_sigchld(int sig)
+{
+	(void)sig;
+	child_changed = 1;
+}
+
+/* SIGINT, SIGTERM, SIGHUP (the terminal is gone) and SIGXCPU (the hard
+ * RLIMIT_CPU's SIGKILL comes next) stop the capture and write the file;
+ * every other signal that would end it is ignored. */
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGXCPU };
+
+static void install_signals(void)
+{
+	struct sigaction sa = { 0 };
+	size_t i;
+
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: poll must wake */
+	for (i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaction(stop_signals[i], &sa, NULL);
+	sa.sa_handler = on_sigchld;
+	sigaction(SIGCHLD, &sa, NULL);
+	signals__ignore_unused();
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Parses a positive decimal into *v (at most max); false if not one. */
+static bool parse_u64(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || *end || x == 0 || x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+static int parse_pids(struct record_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	char path[64];
+	uint64_t v;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!parse_u64(tok, INT32_MAX, &v)) {
+			fprintf(stderr, "tagprof: invalid pid '%s'\n", tok);
+			ret = -EINVAL;
+			break;
+		}
+		snprintf(path, sizeof(path), "/proc/%" PRIu64, v);
+		if (access(path, F_OK)) {
+			fprintf(stderr, "tagprof: no such process: %" PRIu64 "\n", v);
+			ret = -ESRCH;
+			break;
+		}
+		if (o->npids == MAX_PIDS) {
+			fprintf(stderr, "tagprof: at most %d pids\n", MAX_PIDS);
+			ret = -E2BIG;
+			break;
+		}
+		o->pids[o->npids++] = v;
+	}
+	free(copy);
+	if (!ret && o->npids == 0) {
+		fprintf(stderr, "tagprof: invalid pid list '%s'\n", arg);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+/* --label KEY=VALUE or --tag FIELD=NAME, given once: a key of 1 to 255
+ * bytes, '=', a value of at most max_val bytes (may contain '='). */
+static int parse_pair(const char *opt, const char *form, const char *arg,
+		      size_t max_val, char **key, char **val)
+{
+	const char *eq = strchr(arg, '=');
+	size_t klen = eq ? (size_t)(eq - arg) : 0;
+
+	if (*key) {
+		fprintf(stderr, "tagprof: give %s once\n", opt);
+		return -EINVAL;
+	}
+	if (!eq || klen == 0 || klen > 255) {
+		fprintf(stderr, "tagprof: %s wants %s with a key of 1 to 255 bytes, not '%s'\n",
+			opt, form, arg);
+		return -EINVAL;
+	}
+	if (strlen(eq + 1) > max_val) {
+		fprintf(stderr, "tagprof: %s value longer than %zu bytes\n", opt,
+			max_val);
+		return -EINVAL;
+	}
+	*key = strndup(arg, klen);
+	*val = strdup(eq + 1);
+	return *key && *val ? 0 : -ENOMEM;
+}
+
+/* --until-exit PID: a pidfd tells when that very process exits, even if
+ * its pid is reused later. */
+static int watch_pid(struct record_opts *o, const char *arg)
+{
+	uint64_t v;
+
+	if (!parse_u64(arg, INT32_MAX, &v)) {
+		fprintf(stderr, "tagprof: invalid pid '%s'\n", arg);
+		return -EINVAL;
+	}
+	o->until_pidfd = syscall(SYS_pidfd_open, (pid_t)v, 0);
+	if (o->until_pidfd < 0) {
+		fprintf(stderr, "tagprof: --until-exit %" PRIu64 ": %s\n", v,
+			errno == ESRCH ? "no such process" : strerror(errno));
+		return -errno;
+	}
+	o->until_pid = v;
+	return 0;
+}
+
+/* Whether the --until-exit process has exited. */
+static bool watched_exited(const struct record_opts *o)
+{
+	struct pollfd pfd = { .fd = o->until_pidfd, .events = POLLIN };
+
+	return o->until_pidfd >= 0 && poll(&pfd, 1, 0) == 1;
+}
+
+/* Returns 0, or 2 for a usage error (already reported). */
+static int parse_args(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "idle", no_argument, NULL, 'I' },
+		{ "label", required_argument, NULL, 'L' },
+		{ "tag", required_argument, NULL, 'T' },
+		{ "until-exit", required_argument, NULL, 'U' },
+		{ "no-demangle", no_argument, NULL, 'M' },
+		{ "unwind", required_argument, NULL, 'W' },
+		{ "stack-bytes", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t v64;
+	char *end;
+	int c;
+
+	o->event = "auto";
+	o->output = "tagprof.pb.gz";
+	o->until_pidfd = -1;
+	optind = 1;
+	/* '+': stop at the first non-option, so COMMAND keeps its flags. */
+	while ((c = getopt_long(argc, argv, "+ap:e:F:c:d:o:vh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			break;
+		case 'p':
+			if (parse_pids(o, optarg))
+				return 2;
+			break;
+		case 'e':
+			o->event = optarg;
+			break;
+		case 'F':
+			if (!parse_u64(optarg, 100000, &o->freq)) {
+				fprintf(stderr, "tagprof: -F wants a frequency of 1 to 100000 Hz, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'c':
+			if (!parse_u64(optarg, UINT64_MAX >> 1, &o->period)) {
+				fprintf(stderr, "tagprof: -c wants a positive period, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			errno = 0;
+			o->seconds = strtod(optarg, &end);
+			if (errno || *end || !(o->seconds > 0) ||
+			    o->seconds > 1e7) {
+				fprintf(stderr, "tagprof: -d wants a positive number of seconds, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'G':
+			o->cgroup = optarg;
+			break;
+		case 'I':
+			o->idle = true;
+			break;
+		case 'L':
+			if (parse_pair("--label", "KEY=VALUE", optarg, TP_FILTER_VAL_MAX,
+				       &o->label_key, &o->label_val))
+				return 2;
+			break;
+		case 'T':
+			if (parse_pair("--tag", "FIELD=NAME", optarg, 255,
+				       &o->tag_field, &o->tag_name))
+				return 2;
+			break;
+		case 'U':
+			if (watch_pid(o, optarg))
+				return 2;
+			break;
+		case 'M':
+			o->no_demangle = true;
+			break;
+		case 'W':
+			o->unwind = unwind__parse_mode(optarg);
+			if (o->unwind < 0) {
+				fprintf(stderr, "tagprof: --unwind wants fp, dwarf or auto, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'S':
+			if (!parse_u64(optarg, UINT32_MAX, &v64)) {
+				fprintf(stderr, "tagprof: --stack-bytes wants a positive number of bytes, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->stack_bytes = unwind__stack_bytes(v64);
+			break;
+		case 'h':
+			record_usage(stdout);
+			exit(0);
+		default:
+			record_usage(stderr);
+			return 2;
+		}
+	}
+	if (o->freq && o->period) {
+		fprintf(stderr, "tagprof: -F and -c exclude each other\n");
+		return 2;
+	}
+	if (optind < argc)
+		o->command = &argv[optind];
+	if (o->command && o->npids) {
+		fprintf(stderr, "tagprof: give -p or a COMMAND, not both\n");
+		return 2;
+	}
+	if (!*o->output) {
+		fprintf(stderr, "tagprof: -o wants a file name\n");
+		return 2;
+	}
+	return 0;
+}
+
+/* Picks the event; prints the choice for auto. Returns 0 or 1 (reported). */
+static int choose_event(const struct record_opts *o, struct tp_event *ev)
+{
+	char err[512];
+	int ret;
+
+	if (!strcmp(o->event, "auto")) {
+		events__auto(ev);
+		fprintf(stderr, "tagprof: event auto: using %s%s\n", ev->name,
+			ev->hardware ? " (precise cycles)" :
+			" (no precise cycles sampling on this machine)");
+		return 0;
+	}
+	if (events__parse(o->event, ev, err, sizeof(err))) {
+		fprintf(stderr, "tagprof: %s\n", err);
+		return 1;
+	}
+	ret = events__probe(&ev->attr);
+	if (ret) {
+		events__explain(ev, -ret, err, sizeof(err));
+		fprintf(stderr, "tagprof: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* Forks COMMAND stopped before exec; it runs once released. A CLOEXEC
+ * pipe reports a failed exec back to us. run() forks before
+ * install_signals, so COMMAND keeps the dispositions tagprof was started
+ * with (a nohup's ignored SIGHUP included), never our ignored ones. */
+struct child {
+	pid_t pid;
+	int go_fd;	/* write a byte: exec */
+	int err_fd;	/* read: errno of a failed exec, or EOF */
+};
+
+static int child_start(char **argv, struct child *ch)
+{
+	int go[2], err[2];
+	char b;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		return -errno;
+	ch->pid = fork();
+	if (ch->pid < 0)
+		return -errno;
+	if (ch->pid == 0) {
+		int e;
+
+		close(go[1]);
+		close(err[0]);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	ch->go_fd = go[1];
+	ch->err_fd = err[0];
+	return 0;
+}
+
+/* Lets the child exec; returns 0 or the errno of its failed exec. */
+static int child_release(struct child *ch)
+{
+	int e = 0;
+	char b = 1;
+
+	if (write(ch->go_fd, &b, 1) != 1)
+		e = errno;
+	close(ch->go_fd);
+	ch->go_fd = -1;
+	if (read(ch->err_fd, &e, sizeof(e)) != sizeof(e))
+		e = 0;	/* EOF: exec succeeded */
+	close(ch->err_fd);
+	return e;
+}
+
+static int exit_status(int wstatus)
+{
+	if (WIFEXITED(wstatus))
+		return WEXITSTATUS(wstatus);
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return 1;
+}
+
+static void status_line(struct capture *c, uint64_t elapsed_ns)
+{
+	fprintf(stderr, "\r\033[Ktagprof: %.1fs  samples %" PRIu64
+		"  lost %" PRIu64 "  processes %zu", elapsed_ns / 1e9,
+		capture__total_samples(c), capture__total_lost(c),
+		capture__processes(c));
+	fflush(stderr);
+}
+
+/* Polls until the duration passes, a signal arrives or the child exits.
+ * Sets *child_status when the child was reaped. */
+static void capture_loop(struct capture *c, const struct record_opts *o,
+			 uint64_t start_ns, pid_t child, int *child_status)
+{
+	uint64_t limit = o->seconds * 1e9, elapsed, last_status = 0;
+	bool tty = isatty(STDERR_FILENO);
+	int wstatus;
+
+	for (;;) {
+		capture__poll(c, 100);
+		elapsed = clock_ns(CLOCK_MONOTONIC) - start_ns;
+		if (stop_requested || (limit && elapsed >= limit) ||
+		    watched_exited(o))
+			break;
+		if (child > 0 && child_changed) {
+			child_changed = 0;
+			if (waitpid(child, &wstatus, WNOHANG) == child) {
+				*child_status = exit_status(wstatus);
+				break;
+			}
+		}
+		if (tty && elapsed - last_status >= 500000000ull) {
+			status_line(c, elapsed);
+			last_status = elapsed;
+		}
+	}
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+}
+
+static int write_profile(struct capture *c, const char *path)
+{
+	struct pprof *pp = capture__take(c);
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int ret = pp ? pprof__encode(pp, &buf, &len) : -ENOMEM;
+
+	if (!ret)
+		ret = sink__write_atomic(path, buf, len, 0640);
+	if (ret)
+		fprintf(stderr, "tagprof: cannot write %s: %s\n", path,
+			strerror(-ret));
+	else
+		fprintf(stderr, "tagprof: wrote %s (%zu bytes, %zu stacks)\n",
+			path, len, pprof__sample_count(pp));
+	free(buf);
+	pprof__free(pp);
+	return ret;
+}
+
+static void fill_capture_opts(const struct record_opts *o,
+			      const struct child *ch, struct capture_opts *co)
+{
+	co->freq = o->freq;
+	co->period = o->period;
+	co->pids = o->npids ? o->pids : NULL;
+	co->npids = o->npids;
+	if (o->command) {
+		co->pids = (const uint32_t *)&ch->pid;
+		co->npids = 1;
+		co->follow_children = true;
+	}
+	co->cgroup = o->cgroup;
+	co->idle = o->idle;
+	co->filters = (struct threadctx_filters){
+		.label_key = o->label_key, .label_val = o->label_val,
+		.tag_field = o->tag_field, .tag_name = o->tag_name };
+	co->verbose = o->verbose;
+	co->unwind = o->unwind;
+	co->stack_bytes = o->stack_bytes;
+}
+
+static int run(struct record_opts *o)
+{
+	struct capture_opts co = { 0 };
+	struct child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct capture *c = NULL;
+	int ret = 1, child_status = -1, e, wstatus;
+	uint64_t start, duration;
+	char err[512];
+
+	if (!o->freq && !o->period)
+		o->freq = o->label_key || o->tag_field ? LABEL_FREQ :
+							 DEFAULT_FREQ;
+	if (!o->seconds && !o->command && o->until_pidfd < 0)
+		o->seconds = DEFAULT_SECONDS;
+	if (choose_event(o, &co.event))
+		goto cleanup;
+	if (o->command && child_start(o->command, &ch)) {
+		fprintf(stderr, "tagprof: cannot start %s: %s\n", o->command[0],
+			strerror(errno));
+		goto cleanup;
+	}
+	fill_capture_opts(o, &ch, &co);
+	symbolize__set_demangle_default(!o->no_demangle);
+	install_signals();
+	c = capture__start(&co, err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "tagprof: %s\n", err);
+		goto cleanup;
+	}
+	start = clock_ns(CLOCK_MONOTONIC);
+	if (o->command) {
+		e = child_release(&ch);
+		if (e) {
+			fprintf(stderr, "tagprof: cannot run %s: %s\n",
+				o->command[0], strerror(e));
+			waitpid(ch.pid, NULL, 0);
+			ch.pid = -1;
+			ret = 127;
+			goto cleanup;
+		}
+	}
+	capture_loop(c, o, start, ch.pid, &child_status);
+	duration = clock_ns(CLOCK_MONOTONIC) - start;
+	capture__stop(c);
+	capture__print_summary(c, duration);
+	ret = write_profile(c, o->output) ? 1 : 0;
+
+	if (ch.pid > 0) {
+		if (child_status < 0 && waitpid(ch.pid, &wstatus, 0) == ch.pid)
+			child_status = exit_status(wstatus);
+		if (!ret && child_status >= 0)
+			ret = child_status;
+	}
+cleanup:
+	if (ch.go_fd >= 0) {	/* never released: don't leave it waiting */
+		close(ch.go_fd);
+		close(ch.err_fd);
+		waitpid(ch.pid, NULL, 0);
+	}
+	capture__free(c);
+	return ret;
+}
+
+int record_main(int argc, char **argv)
+{
+	static struct record_opts o;
+	char why[256];
+	int ret;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret;
+	if (!caps__can_profile(why, sizeof(why))) {
+		fprintf(stderr, "tagprof: %s\n", why);
+		return 1;
+	}
+	ret = sink__check_writable(o.output);
+	if (ret) {
+		fprintf(stderr, "tagprof: cannot write %s: %s\n", o.output,
+			strerror(-ret));
+		return 1;
+	}
+	return run(&o);
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Kernel symbol names, asked of the kernel where it can answer.
+ *
+ * bpf/ksym.bpf.c formats a batch of addresses with bpf_snprintf("%ps"),
+ * i.e. the kernel's own kallsyms lookup: a few microseconds per batch, no
+ * memory held here, and symbols of modules and BPF programs loaded since
+ * start are found too. Reading /proc/kallsyms instead costs ~20 ms of CPU
+ * (the kernel formats 100k+ lines) and ~5 MB to keep; it is the fallback
+ * where the program does not load (kernel before 5.14, BPF syscall
+ * programs or bpf_snprintf unavailable), and is read on first use only. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kernel/kallsyms.h"
+#include "ksym.skel.h"
+#include "kernel/ksyms.h"
+
+struct ksyms {
+	struct ksym_bpf *skel;		/* NULL: not loaded, or failed */
+	struct kallsyms *ks;		/* fallback, loaded on first use */
+	bool kallsyms_tried;
+	struct ksyms_stats stats;
+	char names[KSYMS_BATCH][KSYMS_NAME_LEN];
+};
+
+struct ksyms *ksyms__new(bool use_bpf)
+{
+	struct ksyms *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return NULL;
+	if (use_bpf) {
+		k->skel = ksym_bpf__open_and_load();
+		if (!k->skel)
+			k->stats.bpf_failed++;
+	}
+	return k;
+}
+
+void ksyms__free(struct ksyms *k)
+{
+	if (!k)
+		return;
+	ksym_bpf__destroy(k->skel);
+	kallsyms__free(k->ks);
+	free(k);
+}
+
+/* The fallback, loaded once; a failure is said once and then counted. */
+static struct kallsyms *fallback(struct ksyms *k)
+{
+	if (!k->kallsyms_tried) {
+		k->kallsyms_tried = true;
+		k->ks = kallsyms__load(NULL);
+		if (!k->ks)
+			fprintf(stderr, "tagprof: warning: kernel symbols "
+				"unavailable (/proc/kallsyms: %s)\n",
+				strerror(errno));
+	}
+	return k->ks;
+}
+
+/* Copies one name the kernel formatted: "0x..." means no symbol; a
+ * module's symbol ends in " [module]", which is cut so names match the
+ * kallsyms fallback's. The kernel NUL-terminates; that is not assumed. */
+static const char *take_name(struct ksyms *k, size_t i, const char *raw,
+			     size_t len)
+{
+	char *out = k->names[i], *sp;
+	size_t n = strnlen(raw, len < KSYMS_NAME_LEN ? len : KSYMS_NAME_LEN);
+
+	if (n == KSYMS_NAME_LEN)
+		n--;
+	memcpy(out, raw, n);
+	out[n] = '\0';
+	if (!n || strncmp(out, "0x", 2) == 0)
+		return NULL;
+	sp = strchr(out, ' ');
+	if (sp)
+		*sp = '\0';
+	return out;
+}
+
+/* One batch through the BPF program; false if it could not run. */
+static bool bpf_lookup(struct ksyms *k, const uint64_t *addrs, size_t n,
+		       const char **names)
+{
+	struct ksym_bpf__bss *bss = k->skel->bss;
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		bss->addrs[i] = addrs[i];
+	bss->count = n;
+	if (bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.resolve),
+				   &opts)) {
+		k->stats.bpf_failed++;
+		return false;
+	}
+	k->stats.bpf_batches++;
+	for (i = 0; i < n; i++)
+		names[i] = take_name(k, i, bss->names[i],
+				     sizeof(bss->names[i]));
+	return true;
+}
+
+void ksyms__lookup(struct ksyms *k, const uint64_t *addrs, size_t n,
+		   const char **names)
+{
+	struct kallsyms *ks;
+	size_t i;
+
+	_Static_assert(KSYMS_BATCH <=
+		       sizeof(((struct ksym_bpf__bss *)0)->addrs) / sizeof(uint64_t),
+		       "batch larger than the BPF program's");
+	if (n > KSYMS_BATCH)
+		n = KSYMS_BATCH;
+	if (k->skel && bpf_lookup(k, addrs, n, names))
+		goto count;
+	if (k->skel) {
+		/* It loaded but cannot run: use the file from now on. */
+		ksym_bpf__destroy(k->skel);
+		k->skel = NULL;
+	}
+	ks = fallback(k);
+	for (i = 0; i < n; i++)
+		names[i] = ks ? kallsyms__lookup(ks, addrs[i], NULL, NULL) :
+				NULL;
+count:
+	for (i = 0; i < n; i++)
+		k->stats.unnamed += !names[i];
+	k->stats.lookups += n;
+}
+
+const char *ksyms__source(const struct ksyms *k)
+{
+	if (k->skel)
+		return "kernel (BPF %ps)";
+	if (k->ks)
+		return "/proc/kallsyms";
+	return k->kallsyms_tried ? "none" : "/proc/kallsyms (not read yet)";
+}
+
+const struct ksyms_stats *ksyms__stats(const struct ksyms *k)
+{
+	return &k->stats;
+}

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Loads bpf/sample.bpf.c in stages (open, rodata, load, attach) and opens
+ * one perf event per online CPU for its perf_event program. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "sample_event.h"
+#include "sample.skel.h"
+#include "kernel/sampler.h"
+
+struct sampler {
+	struct sample_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;	/* one per opened CPU; owns its fd */
+	int nlinks;
+	int ncpus;			/* possible CPUs: per-CPU map width */
+	__u32 ring_size;
+	sampler_record_fn fn;
+	void *ctx;
+};
+
+static int libbpf_verbosity;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (libbpf_verbosity <= 0)
+		return 0;	/* failures are summarized by our own message */
+	if (level == LIBBPF_DEBUG && libbpf_verbosity < 2)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct sampler *s = ctx;
+
+	return s->fn(s->ctx, data, size);
+}
+
+/* Online CPUs from sysfs, e.g. "0-3,6". Sets online[i] for each. */
+static int online_cpus(bool *online, int max)
+{
+	char buf[512], *p = buf, *end;
+	int fd, n, a, b;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	while (*p && *p != '\n') {
+		a = strtol(p, &end, 10);
+		b = a;
+		if (end == p)
+			return -EINVAL;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (int i = a; i <= b && i < max; i++)
+			online[i] = true;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Callee-saved registers a tag may live in (enum tp_tag_reg). */
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#define TAG_REGS_MASK ((1ull << PERF_REG_X86_BX) | (1ull << PERF_REG_X86_R12) | \
+		       (1ull << PERF_REG_X86_R13) | (1ull << PERF_REG_X86_R14) | \
+		       (1ull << PERF_REG_X86_R15))
+#endif
+
+static void make_attr(const struct sampler_opts *o, struct perf_event_attr *a)
+{
+	*a = o->event.attr;
+	a->size = sizeof(*a);
+#ifdef TAG_REGS_MASK
+	/* With PEBS, asking for the interrupted registers makes the kernel
+	 * fill the sample's registers from the PEBS record, so the tag read
+	 * by BPF is the one at the precise instruction. */
+	if (a->precise_ip) {
+		a->sample_type |= PERF_SAMPLE_REGS_INTR;
+		a->sample_regs_intr = TAG_REGS_MASK;
+	}
+#endif
+	if (o->use_period) {
+		a->sample_period = o->period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	}
+}
+
+static int open_events(struct sampler *s, const struct sampler_opts *o,
+		       char *err, size_t errlen)
+{
+	struct perf_event_attr attr;
+	bool *online;
+	int cpu, fd, ret = 0;
+
+	online = calloc(s->ncpus, sizeof(*online));
+	s->links = calloc(s->ncpus, sizeof(*s->links));
+	if (!online || !s->links) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto cleanup;
+	}
+	ret = online_cpus(online, s->ncpus);
+	if (ret) {
+		snprintf(err, errlen, "cannot read online CPUs: %s",
+			 strerror(-ret));
+		goto cleanup;
+	}
+	make_attr(o, &attr);
+	for (cpu = 0; cpu < s->ncpus; cpu++) {
+		if (!online[cpu])
+			continue;
+		fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			ret = -errno;
+			events__explain(&o->event, -ret, err, errlen);
+			goto cleanup;
+		}
+		s->links[s->nlinks] =
+			bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!s->links[s->nlinks]) {
+			ret = -errno;
+			close(fd);
+			snprintf(err, errlen, "cannot attach to CPU %d: %s", cpu,
+				 strerror(-ret));
+			goto cleanup;
+		}
+		s->nlinks++;	/* the link now owns fd */
+	}
+cleanup:
+	free(online);
+	return ret;
+}
+
+static int setup_filters(struct sampler *s, const struct sampler_opts *o,
+			 char *err, size_t errlen)
+{
+	__u32 zero = 0;
+	__u8 one = 1;
+	int fd;
+
+	for (size_t i = 0; i < o->npids; i++) {
+		if (bpf_map__update_elem(s->skel->maps.pids, &o->pids[i],
+					 sizeof(o->pids[i]), &one, sizeof(one),
+					 BPF_ANY)) {
+			snprintf(err, errlen, "cannot add pid %u to the filter: %s",
+				 o->pids[i], strerror(errno));
+			return -errno;
+		}
+	}
+	if (!o->cgroup)
+		return 0;
+	fd = open(o->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open cgroup %s: %s", o->cgroup,
+			 strerror(errno));
+		return -errno;
+	}
+	if (bpf_map__update_elem(s->skel->maps.cgroups, &zero, sizeof(zero),
+				 &fd, sizeof(fd), BPF_ANY)) {
+		int e = errno;
+
+		close(fd);
+		snprintf(err, errlen, "%s is not a cgroup v2 directory: %s",
+			 o->cgroup, strerror(e));
+		return -e;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Ring buffer: about a second of records at the expected rate (2 KiB a
+ * sample covers deep stacks and a context), a power of two between 256 KiB
+ * and 16 MiB. Its pages count in the resident size once written, so a
+ * 19 Hz agent should not carry what a 999 Hz capture needs. */
+static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
+{
+	uint64_t rate = o->use_period ? 1000 : o->freq;	/* unknown: assume 1 kHz */
+	/* dwarf: every sample also carries registers and a stack copy.
+	 * (auto copies only for the processes that need it: the estimate
+	 * stays, and a loss would be counted.) */
+	uint64_t per = 2048 + (o->unwind_mode == TP_UNWIND_DWARF ?
+			       sizeof(struct tp_uregs) +
+			       (o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
+	uint64_t want = rate * (uint64_t)ncpus * per;
+	__u32 size = 256 << 10;
+
+	while (size < want && size < (16u << 20))
+		size <<= 1;
+	return size;
+}
+
+static int load(struct sampler *s, const struct sampler_opts *o, char *err,
+		size_t errlen)
+{
+	int ret;
+
+	s->skel = sample_bpf__open();
+	if (!s->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open BPF object: %s", strerror(-ret));
+		return ret;
+	}
+	s->skel->rodata->filter_pids = o->pids != NULL;
+	s->skel->rodata->follow_children = o->follow_children;
+	s->skel->rodata->filter_cgroup = o->cgroup != NULL;
+	s->skel->rodata->include_idle = o->include_idle;
+	s->skel->rodata->filter_label = o->filter_label;
+	s->skel->rodata->filter_tag = o->filter_tag;
+	s->ring_size = ring_bytes(o, s->ncpus);
+	bpf_map__set_max_entries(s->skel->maps.events, s->ring_size);
+	s->skel->rodata->ring_wakeup_bytes = s->ring_size / 4;
+	s->skel->rodata->unwind_mode = o->unwind_mode;
+	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
+							TP_STACK_DEFAULT;
+
+	ret = sample_bpf__load(s->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load BPF programs: %s%s",
+			 strerror(-ret),
+			 o->verbose ? "" : " (run with -v for the verifier log)");
+		return ret;
+	}
+	ret = sample_bpf__attach(s->skel);	/* exec/exit/fork tracepoints */
+	if (ret) {
+		snprintf(err, errlen, "cannot attach tracepoints: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+struct sampler *sampler__start(const struct sampler_opts *o,
+			       sampler_record_fn fn, void *ctx, char *err,
+			       size_t errlen)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	libbpf_verbosity = o->verbose;
+	libbpf_set_print(libbpf_print);
+	s->fn = fn;
+	s->ctx = ctx;
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus <= 0) {
+		snprintf(err, errlen, "cannot count CPUs");
+		goto fail;
+	}
+	ret = load(s, o, err, errlen);
+	if (!ret)
+		ret = setup_filters(s, o, err, errlen);
+	if (ret)
+		goto fail;
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events), on_record,
+				 s, NULL);
+	if (!s->rb) {
+		snprintf(err, errlen, "cannot set up the ring buffer: %s",
+			 strerror(errno));
+		goto fail;
+	}
+	if (open_events(s, o, err, errlen))
+		goto fail;
+	return s;
+fail:
+	sampler__free(s);
+	return NULL;
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms)
+{
+	int n = ring_buffer__poll(s->rb, timeout_ms), m;
+
+	/* Samples do not wake us (see wakeup_flag in the BPF program): take
+	 * what waits whenever the poll returns, timeout included. */
+	m = ring_buffer__consume(s->rb);
+	if (n < 0)
+		return n;
+	return m < 0 ? m : n + m;
+}
+
+static void close_events(struct sampler *s)
+{
+	for (int i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);	/* closes the event fd too */
+	s->nlinks = 0;
+}
+
+void sampler__stop(struct sampler *s)
+{
+	close_events(s);
+	/* Records already in the buffer were sampled in time: keep them. */
+	ring_buffer__consume(s->rb);
+}
+
+void sampler__stats(struct sampler *s, struct tp_stats *total,
+		    struct tp_stats *per_cpu)
+{
+	struct tp_stats *v = calloc(s->ncpus, sizeof(*v));
+	__u32 zero = 0;
+
+	memset(total, 0, sizeof(*total));
+	if (!v)
+		return;
+	if (!bpf_map__lookup_elem(s->skel->maps.stats, &zero, sizeof(zero), v,
+				  s->ncpus * sizeof(*v), 0)) {
+		/* tp_stats is all __u64 counters: sum them field by field. */
+		for (int i = 0; i < s->ncpus; i++) {
+			const __u64 *src = (const __u64 *)&v[i];
+			__u64 *dst = (__u64 *)total;
+
+			for (size_t f = 0; f < sizeof(*total) / sizeof(__u64); f++)
+				dst[f] += src[f];
+		}
+		if (per_cpu)
+			memcpy(per_cpu, v, s->ncpus * sizeof(*v));
+	}
+	free(v);
+}
+
+int sampler__ncpus(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	if (s->links)
+		close_events(s);
+	ring_buffer__free(s->rb);
+	sample_bpf__destroy(s->skel);
+	free(s->links);
+	free(s);
+}
+
+int sampler__set_proc_cfg(struct sampler *s, uint32_t pid,
+			  const struct tp_proc_cfg *cfg)
+{
+	struct tp_proc_cfg c = *cfg, old;
+
+	/* The unwind field belongs to sampler__set_unwind: keep it. */
+	c.unwind = 0;
+	if (!bpf_map__lookup_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
+				  &old, sizeof(old), 0))
+		c.unwind = old.unwind;
+	if (bpf_map__update_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
+				 &c, sizeof(c), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int sampler__set_unwind(struct sampler *s, uint32_t pid, uint32_t unwind)
+{
+	static const struct tp_proc_cfg zero;
+	struct tp_proc_cfg c;
+
+	if (bpf_map__lookup_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
+				 &c, sizeof(c), 0)) {
+		if (!unwind)
+			return 0;
+		c = zero;
+	}
+	c.unwind = unwind;
+	/* An entry that only held the unwind setting goes when it is reset,
+	 * so that the map keeps room for the processes that need it. */
+	if (!memcmp(&c, &zero, sizeof(c))) {
+		bpf_map__delete_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid), 0);
+		return 0;
+	}
+	if (bpf_map__update_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
+				 &c, sizeof(c), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__del_proc_cfg(struct sampler *s, uint32_t pid)
+{
+	bpf_map__delete_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid), 0);
+}

@@ -1,0 +1,66 @@
+/* The BPF side: loads the sampler, opens one perf event per online CPU,
+ * attaches, and hands ring-buffer records to a callback. */
+#ifndef TAGPROF_SAMPLER_H
+#define TAGPROF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kernel/events.h"
+
+struct tp_stats;
+
+struct sampler_opts {
+	struct tp_event event;
+	bool use_period;	/* -c: fixed period; else frequency */
+	uint64_t freq;		/* samples per second per CPU */
+	uint64_t period;
+	const uint32_t *pids;	/* -p or the command's pid; NULL = all */
+	size_t npids;
+	bool follow_children;
+	const char *cgroup;	/* cgroup v2 directory, or NULL */
+	bool include_idle;
+	bool filter_label;	/* --label: drop samples whose context doesn't match */
+	bool filter_tag;	/* --tag: drop samples whose tag doesn't match */
+	uint32_t unwind_mode;	/* enum tp_unwind_mode */
+	uint32_t stack_bytes;	/* user stack copied per sample; 0 = default */
+	int verbose;		/* >0: libbpf messages, verifier log */
+};
+
+/* Called for each record; return non-zero to stop the current poll. */
+typedef int (*sampler_record_fn)(void *ctx, const void *data, size_t size);
+
+struct sampler;
+
+/* Loads and attaches everything. On failure returns NULL and writes a
+ * one-line reason into err. */
+struct sampler *sampler__start(const struct sampler_opts *o,
+			       sampler_record_fn fn, void *ctx, char *err,
+			       size_t errlen);
+
+/* Polls the ring buffer for up to timeout_ms. Returns records handled or
+ * -errno (-EINTR when a signal arrived). */
+int sampler__poll(struct sampler *s, int timeout_ms);
+
+/* Stops sampling (closes the perf events), then hands over every record
+ * still in the ring buffer. */
+void sampler__stop(struct sampler *s);
+
+/* Sums the per-CPU counters into *total; per_cpu (may be NULL) receives
+ * sampler__ncpus() entries. */
+void sampler__stats(struct sampler *s, struct tp_stats *total,
+		    struct tp_stats *per_cpu);
+int sampler__ncpus(const struct sampler *s);
+
+struct tp_proc_cfg;
+/* Where pid's threads keep their context, and its --label settings. */
+int sampler__set_proc_cfg(struct sampler *s, uint32_t pid,
+			  const struct tp_proc_cfg *cfg);
+void sampler__del_proc_cfg(struct sampler *s, uint32_t pid);
+/* The process's enum tp_proc_unwind (`auto` mode). set_proc_cfg keeps it;
+ * an entry that holds nothing else is deleted when it is reset to 0. */
+int sampler__set_unwind(struct sampler *s, uint32_t pid, uint32_t unwind);
+
+void sampler__free(struct sampler *s);		/* accepts NULL */
+
+#endif

@@ -1,0 +1,1070 @@
+/* pprof builder. Every table (strings, mappings, functions, locations,
+ * samples) keeps its records in an arena whose bytes never move, so the
+ * dedup hash maps can borrow keys straight from the records instead of
+ * holding a second copy. Records are flat arrays of 64-bit words, which
+ * makes them their own hash keys. */
+#include "out/pprof.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "util/hashmap.h"
+#include "profile.pb-c.h"
+
+#define ARENA_BLOCK (64 * 1024)
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used;
+	size_t cap;
+	uint64_t data[];        /* uint64_t: keeps every record 8-aligned */
+};
+
+struct arena {
+	struct arena_block *head;       /* the block being filled */
+};
+
+/* One deduplicated table: records in the arena, ids are index + 1. */
+struct table {
+	const void **recs;
+	size_t n;
+	size_t cap;
+	struct hashmap *ids;    /* record key -> id */
+};
+
+/* Record layouts (all 64-bit words). */
+struct pp_mapping {
+	uint64_t start;
+	uint64_t limit;
+	uint64_t offset;
+	uint64_t filename;      /* string index */
+	uint64_t build_id;      /* string index */
+};
+
+struct pp_function {
+	uint64_t name;
+	uint64_t system_name;
+	uint64_t filename;
+};
+
+/* Location: mapping_id, address, nlines, then nlines (function_id, line)
+ * pairs; the key is the first two words. */
+#define LOC_KEY_WORDS 2
+#define LOC_HDR_WORDS 3
+
+/* Sample: nlocs, location ids, nlabels, then nlabels sorted labels of
+ * LABEL_WORDS words each; the whole record is the key. */
+struct pp_label {
+	int64_t key;
+	int64_t str;
+	int64_t num;
+	int64_t num_unit;
+};
+#define LABEL_WORDS 4
+
+struct pprof {
+	struct arena arena;
+	struct table strs;      /* index = id - 1; index 0 is "" */
+	struct table mappings;
+	struct table functions;
+	struct table locations;
+	struct table samples;
+
+	size_t ntypes;
+	int64_t *type_strs;     /* ntypes (type, unit) string index pairs */
+	int64_t period_type[2];
+	int64_t period;
+	int64_t time_nanos;
+	int64_t duration_nanos;
+
+	int64_t *comments;
+	size_t ncomments;
+	size_t comments_cap;
+
+	int64_t *values;        /* samples.n rows of ntypes values */
+	size_t values_cap;      /* in rows */
+
+	uint64_t *scratch;      /* builds location and sample records */
+	size_t scratch_cap;
+	struct pp_label *labels;        /* sorts one sample's labels */
+	size_t labels_cap;
+
+	uint8_t *map_info;      /* MAP_HAS_* per mapping id - 1 */
+	size_t map_info_cap;
+};
+
+#define MAP_HAS_FILENAMES       0x1
+#define MAP_HAS_LINE_NUMBERS    0x2
+#define MAP_HAS_INLINE_FRAMES   0x4
+
+/* ---- growable arrays ---- */
+
+/* Ensures the array at *arrp (a pointer to any pointer) has room for need
+ * elements; doubles so appends stay O(1) amortized. */
+static int reserve(void *arrp, size_t *cap, size_t need, size_t elsize)
+{
+	void *arr, *grown;
+	size_t ncap;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / elsize)
+		return -ENOMEM;
+	memcpy(&arr, arrp, sizeof(arr));
+	grown = realloc(arr, ncap * elsize);
+	if (!grown)
+		return -ENOMEM;
+	memcpy(arrp, &grown, sizeof(grown));
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- arena ---- */
+
+static struct arena_block *arena_block_new(size_t words)
+{
+	struct arena_block *b;
+
+	if (words > (SIZE_MAX - sizeof(*b)) / sizeof(uint64_t))
+		return NULL;
+	b = malloc(sizeof(*b) + words * sizeof(uint64_t));
+	if (!b)
+		return NULL;
+	b->next = NULL;
+	b->used = 0;
+	b->cap = words;
+	return b;
+}
+
+/* Returns n bytes, 8-aligned, that stay put until arena_free. */
+static void *arena_alloc(struct arena *a, size_t n)
+{
+	size_t words = n / sizeof(uint64_t) + (n % sizeof(uint64_t) != 0);
+	struct arena_block *b = a->head;
+
+	if (!words)
+		words = 1;
+	if (b && b->cap - b->used >= words)
+		goto carve;
+	if (words > ARENA_BLOCK / sizeof(uint64_t) / 4) {
+		/* Big record: own block, linked behind the current one so
+		 * the current block's free space is not abandoned. */
+		b = arena_block_new(words);
+		if (!b)
+			return NULL;
+		if (a->head) {
+			b->next = a->head->next;
+			a->head->next = b;
+		} else {
+			a->head = b;
+		}
+		goto carve;
+	}
+	b = arena_block_new(ARENA_BLOCK / sizeof(uint64_t));
+	if (!b)
+		return NULL;
+	b->next = a->head;
+	a->head = b;
+carve:
+	b->used += words;
+	return b->data + b->used - words;
+}
+
+static void arena_free(struct arena *a)
+{
+	struct arena_block *b = a->head, *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	a->head = NULL;
+}
+
+/* ---- tables ---- */
+
+static int table_init(struct table *t)
+{
+	t->ids = hashmap__new(HASHMAP_BORROW_KEYS);
+	return t->ids ? 0 : -ENOMEM;
+}
+
+static void table_free(struct table *t)
+{
+	hashmap__free(t->ids);
+	free(t->recs);
+}
+
+/* Id of the record whose key is (key, keylen), or 0. */
+static uint64_t table_find(const struct table *t, const void *key,
+			   size_t keylen)
+{
+	uint64_t id;
+
+	return hashmap__get(t->ids, key, keylen, &id) ? id : 0;
+}
+
+/* Copies a new record into the arena and indexes it by its first keylen
+ * bytes. The caller has checked it is absent. Returns its id or 0. */
+static uint64_t table_add(struct pprof *p, struct table *t, const void *rec,
+			  size_t reclen, size_t keylen)
+{
+	void *copy;
+
+	if (reserve(&t->recs, &t->cap, t->n + 1, sizeof(*t->recs)))
+		return 0;
+	copy = arena_alloc(&p->arena, reclen);
+	if (!copy)
+		return 0;
+	memcpy(copy, rec, reclen);
+	/* On failure the arena copy is just unused space until free. */
+	if (hashmap__put(t->ids, copy, keylen, t->n + 1))
+		return 0;
+	t->recs[t->n++] = copy;
+	return t->n;
+}
+
+/* find-or-add for records that are their own key. */
+static uint64_t table_intern(struct pprof *p, struct table *t,
+			     const void *rec, size_t len)
+{
+	uint64_t id = table_find(t, rec, len);
+
+	return id ? id : table_add(p, t, rec, len, len);
+}
+
+/* Makes sure the scratch buffer holds at least words 64-bit words. */
+static int scratch_reserve(struct pprof *p, size_t words)
+{
+	return reserve(&p->scratch, &p->scratch_cap, words,
+		       sizeof(*p->scratch));
+}
+
+/* ---- public API ---- */
+
+int64_t pprof__str(struct pprof *p, const char *s)
+{
+	uint64_t id;
+	size_t len;
+
+	if (!s)
+		return 0;
+	len = strlen(s);
+	id = table_find(&p->strs, s, len);
+	if (!id)
+		id = table_add(p, &p->strs, s, len + 1, len);
+	if (!id) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return (int64_t)(id - 1);
+}
+
+static int set_types(struct pprof *p, const struct pprof_vt *types,
+		     size_t ntypes, struct pprof_vt period_type)
+{
+	size_t i;
+
+	if (ntypes > SIZE_MAX / (2 * sizeof(*p->type_strs)))
+		return -ENOMEM;
+	p->type_strs = malloc((ntypes ? ntypes : 1) * 2 *
+			      sizeof(*p->type_strs));
+	if (!p->type_strs)
+		return -ENOMEM;
+	p->ntypes = ntypes;
+	for (i = 0; i < ntypes; i++) {
+		p->type_strs[2 * i] = pprof__str(p, types[i].type);
+		p->type_strs[2 * i + 1] = pprof__str(p, types[i].unit);
+		if (p->type_strs[2 * i] < 0 || p->type_strs[2 * i + 1] < 0)
+			return -ENOMEM;
+	}
+	p->period_type[0] = pprof__str(p, period_type.type);
+	p->period_type[1] = pprof__str(p, period_type.unit);
+	if (p->period_type[0] < 0 || p->period_type[1] < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+struct pprof *pprof__new(const struct pprof_vt *types, size_t ntypes,
+			 struct pprof_vt period_type, int64_t period)
+{
+	struct pprof *p = NULL;
+	int err = -EINVAL;
+
+	if (ntypes && !types)
+		goto cleanup;
+	err = -ENOMEM;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		goto cleanup;
+	if (table_init(&p->strs) || table_init(&p->mappings) ||
+	    table_init(&p->functions) || table_init(&p->locations) ||
+	    table_init(&p->samples))
+		goto cleanup;
+	/* The format requires string_table[0] == "". */
+	if (pprof__str(p, "") != 0)
+		goto cleanup;
+	err = set_types(p, types, ntypes, period_type);
+	if (err)
+		goto cleanup;
+	p->period = period;
+	return p;
+cleanup:
+	pprof__free(p);         /* copes with a partly built p */
+	errno = -err;
+	return NULL;
+}
+
+void pprof__free(struct pprof *p)
+{
+	if (!p)
+		return;
+	table_free(&p->strs);
+	table_free(&p->mappings);
+	table_free(&p->functions);
+	table_free(&p->locations);
+	table_free(&p->samples);
+	arena_free(&p->arena);
+	free(p->type_strs);
+	free(p->comments);
+	free(p->values);
+	free(p->scratch);
+	free(p->labels);
+	free(p->map_info);
+	free(p);
+}
+
+/* Interns s as a uint64_t record field; false on ENOMEM. */
+static bool str_field(struct pprof *p, const char *s, uint64_t *field)
+{
+	int64_t idx = pprof__str(p, s);
+
+	*field = (uint64_t)idx;
+	return idx >= 0;
+}
+
+uint64_t pprof__mapping(struct pprof *p, uint64_t start, uint64_t limit,
+			uint64_t file_offset, const char *filename,
+			const char *build_id)
+{
+	struct pp_mapping m = {
+		.start = start, .limit = limit, .offset = file_offset,
+	};
+	uint64_t id = 0;
+
+	if (!str_field(p, filename, &m.filename) ||
+	    !str_field(p, build_id, &m.build_id))
+		goto cleanup;
+	id = table_intern(p, &p->mappings, &m, sizeof(m));
+cleanup:
+	if (!id)
+		errno = ENOMEM;
+	return id;
+}
+
+int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
+			    bool has_filenames, bool has_line_numbers,
+			    bool has_inline_frames)
+{
+	size_t old = p->map_info_cap;
+
+	if (!mapping_id || mapping_id > p->mappings.n)
+		return -ENOENT;
+	if (reserve(&p->map_info, &p->map_info_cap, p->mappings.n,
+		    sizeof(*p->map_info)))
+		return -ENOMEM;
+	if (p->map_info_cap > old)
+		memset(p->map_info + old, 0, p->map_info_cap - old);
+	p->map_info[mapping_id - 1] |=
+		(has_filenames ? MAP_HAS_FILENAMES : 0) |
+		(has_line_numbers ? MAP_HAS_LINE_NUMBERS : 0) |
+		(has_inline_frames ? MAP_HAS_INLINE_FRAMES : 0);
+	return 0;
+}
+
+uint64_t pprof__function(struct pprof *p, const char *name,
+			 const char *system_name, const char *filename)
+{
+	struct pp_function f;
+	uint64_t id = 0;
+
+	if (!str_field(p, name, &f.name) ||
+	    !str_field(p, system_name, &f.system_name) ||
+	    !str_field(p, filename, &f.filename))
+		goto cleanup;
+	id = table_intern(p, &p->functions, &f, sizeof(f));
+cleanup:
+	if (!id)
+		errno = ENOMEM;
+	return id;
+}
+
+uint64_t pprof__find_location(const struct pprof *p, uint64_t mapping_id,
+			      uint64_t address)
+{
+	const uint64_t key[LOC_KEY_WORDS] = { mapping_id, address };
+
+	return table_find(&p->locations, key, sizeof(key));
+}
+
+uint64_t pprof__location(struct pprof *p, uint64_t mapping_id,
+			 uint64_t address, const uint64_t *function_ids,
+			 const int64_t *lines, size_t nlines)
+{
+	uint64_t id = pprof__find_location(p, mapping_id, address);
+	uint64_t *rec;
+	size_t i;
+
+	if (id)
+		return id;
+	if (nlines && !function_ids) {
+		errno = EINVAL;
+		return 0;
+	}
+	if (nlines > (SIZE_MAX / sizeof(*rec) - LOC_HDR_WORDS) / 2 ||
+	    scratch_reserve(p, LOC_HDR_WORDS + 2 * nlines))
+		goto cleanup;
+	rec = p->scratch;
+	rec[0] = mapping_id;
+	rec[1] = address;
+	rec[2] = nlines;
+	for (i = 0; i < nlines; i++) {
+		rec[LOC_HDR_WORDS + 2 * i] = function_ids[i];
+		rec[LOC_HDR_WORDS + 2 * i + 1] = lines ? (uint64_t)lines[i] : 0;
+	}
+	id = table_add(p, &p->locations, rec,
+		       (LOC_HDR_WORDS + 2 * nlines) * sizeof(*rec),
+		       LOC_KEY_WORDS * sizeof(*rec));
+cleanup:
+	if (!id)
+		errno = ENOMEM;
+	return id;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	const struct pp_label *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->str != y->str)
+		return x->str < y->str ? -1 : 1;
+	if (x->num != y->num)
+		return x->num < y->num ? -1 : 1;
+	if (x->num_unit != y->num_unit)
+		return x->num_unit < y->num_unit ? -1 : 1;
+	return 0;
+}
+
+/* Interns and sorts the labels into p->labels, in a canonical form: string
+ * labels carry no num/num_unit, so equal label sets compare equal. */
+static int canon_labels(struct pprof *p, const struct pprof_label *labels,
+			size_t nlabels)
+{
+	size_t i;
+
+	if (reserve(&p->labels, &p->labels_cap, nlabels, sizeof(*p->labels)))
+		return -ENOMEM;
+	for (i = 0; i < nlabels; i++) {
+		const struct pprof_label *l = &labels[i];
+		struct pp_label *c = &p->labels[i];
+
+		memset(c, 0, sizeof(*c));
+		c->key = pprof__str(p, l->key);
+		if (l->str) {
+			c->str = pprof__str(p, l->str);
+		} else {
+			c->num = l->num;
+			c->num_unit = pprof__str(p, l->num_unit);
+		}
+		if (c->key < 0 || c->str < 0 || c->num_unit < 0)
+			return -ENOMEM;
+	}
+	if (nlabels > 1)
+		qsort(p->labels, nlabels, sizeof(*p->labels), label_cmp);
+	return 0;
+}
+
+/* Builds the sample record (its own dedup key) in p->scratch; returns its
+ * length in words, 0 on ENOMEM. */
+static size_t build_sample_key(struct pprof *p, const uint64_t *location_ids,
+			       size_t nlocs, size_t nlabels)
+{
+	size_t words, i;
+	uint64_t *w;
+
+	if (nlocs > SIZE_MAX / sizeof(*w) / 2 ||
+	    nlabels > SIZE_MAX / sizeof(*w) / 2 / LABEL_WORDS)
+		return 0;
+	words = 2 + nlocs + nlabels * LABEL_WORDS;
+	if (scratch_reserve(p, words))
+		return 0;
+	w = p->scratch;
+	*w++ = nlocs;
+	if (nlocs)
+		memcpy(w, location_ids, nlocs * sizeof(*w));
+	w += nlocs;
+	*w++ = nlabels;
+	for (i = 0; i < nlabels; i++) {
+		*w++ = (uint64_t)p->labels[i].key;
+		*w++ = (uint64_t)p->labels[i].str;
+		*w++ = (uint64_t)p->labels[i].num;
+		*w++ = (uint64_t)p->labels[i].num_unit;
+	}
+	return words;
+}
+
+int pprof__add_sample(struct pprof *p, const uint64_t *location_ids,
+		      size_t nlocs, const int64_t *values,
+		      const struct pprof_label *labels, size_t nlabels)
+{
+	size_t words, bytes, k;
+	uint64_t id;
+	int64_t *row;
+	int err = -EINVAL;
+
+	if ((nlocs && !location_ids) || (nlabels && !labels))
+		goto cleanup;
+	err = canon_labels(p, labels, nlabels);
+	if (err)
+		goto cleanup;
+	err = -ENOMEM;
+	words = build_sample_key(p, location_ids, nlocs, nlabels);
+	if (!words)
+		goto cleanup;
+	bytes = words * sizeof(*p->scratch);
+	id = table_find(&p->samples, p->scratch, bytes);
+	if (!id) {
+		/* Room for the values row first, so a failure cannot leave
+		 * a sample without one. */
+		if (reserve(&p->values, &p->values_cap, p->samples.n + 1,
+			    (p->ntypes ? p->ntypes : 1) * sizeof(*p->values)))
+			goto cleanup;
+		id = table_add(p, &p->samples, p->scratch, bytes, bytes);
+		if (!id)
+			goto cleanup;
+		memset(p->values + (id - 1) * p->ntypes, 0,
+		       p->ntypes * sizeof(*p->values));
+	}
+	row = p->values + (id - 1) * p->ntypes;
+	for (k = 0; values && k < p->ntypes; k++)
+		row[k] += values[k];
+	return 0;
+cleanup:
+	errno = -err;
+	return err;
+}
+
+void pprof__set_time(struct pprof *p, int64_t time_nanos,
+		     int64_t duration_nanos)
+{
+	p->time_nanos = time_nanos;
+	p->duration_nanos = duration_nanos;
+}
+
+int pprof__add_comment(struct pprof *p, const char *comment)
+{
+	int64_t idx;
+
+	if (reserve(&p->comments, &p->comments_cap, p->ncomments + 1,
+		    sizeof(*p->comments)))
+		goto cleanup;
+	idx = pprof__str(p, comment);
+	if (idx < 0)
+		goto cleanup;
+	p->comments[p->ncomments++] = idx;
+	return 0;
+cleanup:
+	errno = ENOMEM;
+	return -ENOMEM;
+}
+
+int64_t pprof__time_nanos(const struct pprof *p)
+{
+	return p->time_nanos;
+}
+
+size_t pprof__sample_count(const struct pprof *p)
+{
+	return p->samples.n;
+}
+
+/* ---- encoding ---- */
+
+/* Temporary protobuf-c structs; they point into the builder's own tables
+ * (strings, location ids, values) rather than copying them. */
+struct enc {
+	char **strs;
+	Perftools__Profiles__ValueType *vts;
+	Perftools__Profiles__ValueType **vtp;
+	Perftools__Profiles__ValueType period_type;
+	Perftools__Profiles__Mapping *maps;
+	Perftools__Profiles__Mapping **mapp;
+	Perftools__Profiles__Function *funcs;
+	Perftools__Profiles__Function **funcp;
+	Perftools__Profiles__Location *locs;
+	Perftools__Profiles__Location **locp;
+	Perftools__Profiles__Line *lines;
+	Perftools__Profiles__Line **linep;
+	Perftools__Profiles__Sample *samples;
+	Perftools__Profiles__Sample **samplep;
+	Perftools__Profiles__Label *labels;
+	Perftools__Profiles__Label **labelp;
+};
+
+/* Which entries an encoding writes: NULL arrays mean all. Ids stay those
+ * of the builder, so a subset needs no renumbering. */
+struct sel {
+	uint8_t *sample, *loc, *fn, *map;
+};
+
+static bool keep(const uint8_t *set, size_t i)
+{
+	return !set || set[i];
+}
+
+static void enc_free(struct enc *e)
+{
+	free(e->strs);
+	free(e->vts);
+	free(e->vtp);
+	free(e->maps);
+	free(e->mapp);
+	free(e->funcs);
+	free(e->funcp);
+	free(e->locs);
+	free(e->locp);
+	free(e->lines);
+	free(e->linep);
+	free(e->samples);
+	free(e->samplep);
+	free(e->labels);
+	free(e->labelp);
+}
+
+/* Allocates n structs and n pointers to them; n == 0 leaves both NULL. */
+static bool alloc_pair(void *structs, void *ptrs, size_t n, size_t size)
+{
+	void *s = NULL, *pp = NULL;
+	bool ok = true;
+
+	if (n) {
+		s = calloc(n, size);
+		pp = calloc(n, sizeof(void *));
+		ok = s && pp;
+	}
+	memcpy(structs, &s, sizeof(s));
+	memcpy(ptrs, &pp, sizeof(pp));
+	return ok;
+}
+
+static int fill_types(const struct pprof *p, struct enc *e,
+		      Perftools__Profiles__Profile *msg)
+{
+	size_t i;
+
+	if (!alloc_pair(&e->vts, &e->vtp, p->ntypes, sizeof(*e->vts)))
+		return -ENOMEM;
+	for (i = 0; i < p->ntypes; i++) {
+		perftools__profiles__value_type__init(&e->vts[i]);
+		e->vts[i].type = p->type_strs[2 * i];
+		e->vts[i].unit = p->type_strs[2 * i + 1];
+		e->vtp[i] = &e->vts[i];
+	}
+	msg->n_sample_type = p->ntypes;
+	msg->sample_type = e->vtp;
+
+	perftools__profiles__value_type__init(&e->period_type);
+	e->period_type.type = p->period_type[0];
+	e->period_type.unit = p->period_type[1];
+	msg->period_type = &e->period_type;
+	msg->period = p->period;
+	return 0;
+}
+
+static int fill_mappings(const struct pprof *p, struct enc *e,
+			 Perftools__Profiles__Profile *msg, const struct sel *sel)
+{
+	size_t n = p->mappings.n, i, k = 0;
+
+	if (!alloc_pair(&e->maps, &e->mapp, n, sizeof(*e->maps)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct pp_mapping *r = p->mappings.recs[i];
+		Perftools__Profiles__Mapping *m = &e->maps[k];
+
+		if (!keep(sel->map, i))
+			continue;
+		perftools__profiles__mapping__init(m);
+		m->id = i + 1;
+		m->memory_start = r->start;
+		m->memory_limit = r->limit;
+		m->file_offset = r->offset;
+		m->filename = (int64_t)r->filename;
+		m->build_id = (int64_t)r->build_id;
+		/* Frames are symbolized already; pprof must not retry. */
+		m->has_functions = 1;
+		if (i < p->map_info_cap) {
+			m->has_filenames = !!(p->map_info[i] & MAP_HAS_FILENAMES);
+			m->has_line_numbers =
+				!!(p->map_info[i] & MAP_HAS_LINE_NUMBERS);
+			m->has_inline_frames =
+				!!(p->map_info[i] & MAP_HAS_INLINE_FRAMES);
+		}
+		e->mapp[k++] = m;
+	}
+	msg->n_mapping = k;
+	msg->mapping = e->mapp;
+	return 0;
+}
+
+static int fill_functions(const struct pprof *p, struct enc *e,
+			  Perftools__Profiles__Profile *msg, const struct sel *sel)
+{
+	size_t n = p->functions.n, i, k = 0;
+
+	if (!alloc_pair(&e->funcs, &e->funcp, n, sizeof(*e->funcs)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct pp_function *r = p->functions.recs[i];
+		Perftools__Profiles__Function *f = &e->funcs[k];
+
+		if (!keep(sel->fn, i))
+			continue;
+		perftools__profiles__function__init(f);
+		f->id = i + 1;
+		f->name = (int64_t)r->name;
+		f->system_name = (int64_t)r->system_name;
+		f->filename = (int64_t)r->filename;
+		e->funcp[k++] = f;
+	}
+	msg->n_function = k;
+	msg->function = e->funcp;
+	return 0;
+}
+
+static int fill_locations(const struct pprof *p, struct enc *e,
+			  Perftools__Profiles__Profile *msg, const struct sel *sel)
+{
+	size_t n = p->locations.n, nlines = 0, i, j, li = 0, k = 0;
+
+	for (i = 0; i < n; i++)
+		nlines += ((const uint64_t *)p->locations.recs[i])[2];
+	if (!alloc_pair(&e->locs, &e->locp, n, sizeof(*e->locs)) ||
+	    !alloc_pair(&e->lines, &e->linep, nlines, sizeof(*e->lines)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const uint64_t *r = p->locations.recs[i];
+		Perftools__Profiles__Location *l = &e->locs[k];
+
+		if (!keep(sel->loc, i))
+			continue;
+		perftools__profiles__location__init(l);
+		l->id = i + 1;
+		l->mapping_id = r[0];
+		l->address = r[1];
+		l->n_line = r[2];
+		l->line = r[2] ? e->linep + li : NULL;
+		for (j = 0; j < r[2]; j++, li++) {
+			Perftools__Profiles__Line *ln = &e->lines[li];
+
+			perftools__profiles__line__init(ln);
+			ln->function_id = r[LOC_HDR_WORDS + 2 * j];
+			ln->line = (int64_t)r[LOC_HDR_WORDS + 2 * j + 1];
+			e->linep[li] = ln;
+		}
+		e->locp[k++] = l;
+	}
+	msg->n_location = k;
+	msg->location = e->locp;
+	return 0;
+}
+
+static size_t sample_nlabels(const uint64_t *r)
+{
+	return r[1 + r[0]];
+}
+
+static int fill_samples(const struct pprof *p, struct enc *e,
+			Perftools__Profiles__Profile *msg, const struct sel *sel)
+{
+	size_t n = p->samples.n, nlabels = 0, i, j, li = 0, k = 0;
+
+	for (i = 0; i < n; i++)
+		nlabels += sample_nlabels(p->samples.recs[i]);
+	if (!alloc_pair(&e->samples, &e->samplep, n, sizeof(*e->samples)) ||
+	    !alloc_pair(&e->labels, &e->labelp, nlabels, sizeof(*e->labels)))
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const uint64_t *r = p->samples.recs[i];
+		const uint64_t *lw = r + 2 + r[0];
+		Perftools__Profiles__Sample *s = &e->samples[k];
+
+		if (!keep(sel->sample, i))
+			continue;
+		perftools__profiles__sample__init(s);
+		/* protobuf-c only reads these during pack. */
+		s->n_location_id = r[0];
+		s->location_id = (uint64_t *)(r + 1);
+		s->n_value = p->ntypes;
+		s->value = p->ntypes ? p->values + i * p->ntypes : NULL;
+		s->n_label = sample_nlabels(r);
+		s->label = s->n_label ? e->labelp + li : NULL;
+		for (j = 0; j < s->n_label; j++, li++, lw += LABEL_WORDS) {
+			Perftools__Profiles__Label *l = &e->labels[li];
+
+			perftools__profiles__label__init(l);
+			l->key = (int64_t)lw[0];
+			l->str = (int64_t)lw[1];
+			l->num = (int64_t)lw[2];
+			l->num_unit = (int64_t)lw[3];
+			e->labelp[li] = l;
+		}
+		e->samplep[k++] = s;
+	}
+	msg->n_sample = k;
+	msg->sample = e->samplep;
+	return 0;
+}
+
+/* The string records live in the arena; protobuf-c wants char *. */
+static int fill_strings(const struct pprof *p, struct enc *e,
+			Perftools__Profiles__Profile *msg)
+{
+	size_t i;
+
+	e->strs = calloc(p->strs.n, sizeof(*e->strs));
+	if (!e->strs)
+		return -ENOMEM;
+	for (i = 0; i < p->strs.n; i++)
+		e->strs[i] = (char *)p->strs.recs[i];  /* pack only reads */
+	msg->n_string_table = p->strs.n;
+	msg->string_table = e->strs;
+	return 0;
+}
+
+static int pack(const Perftools__Profiles__Profile *msg, uint8_t **out,
+		size_t *len)
+{
+	size_t size = perftools__profiles__profile__get_packed_size(msg);
+	uint8_t *buf = malloc(size ? size : 1);
+
+	if (!buf)
+		return -ENOMEM;
+	if (perftools__profiles__profile__pack(msg, buf) != size) {
+		free(buf);
+		return -EIO;
+	}
+	*out = buf;
+	*len = size;
+	return 0;
+}
+
+/* zlib counts in uInt; feed it slices so any size_t length works. */
+#define ZCHUNK ((size_t)1 << 30)
+
+static int deflate_all(z_stream *zs, const uint8_t *in, size_t inlen,
+		       uint8_t *out, size_t outcap, size_t *outlen)
+{
+	size_t in_left = inlen, out_left = outcap;
+	int ret;
+
+	zs->next_in = (Bytef *)in;
+	zs->next_out = out;
+	do {
+		uInt ai = in_left < ZCHUNK ? (uInt)in_left : (uInt)ZCHUNK;
+		uInt ao = out_left < ZCHUNK ? (uInt)out_left : (uInt)ZCHUNK;
+
+		zs->avail_in = ai;
+		zs->avail_out = ao;
+		ret = deflate(zs, ai == in_left ? Z_FINISH : Z_NO_FLUSH);
+		in_left -= ai - zs->avail_in;
+		out_left -= ao - zs->avail_out;
+		if (ret == Z_STREAM_ERROR ||
+		    (ret != Z_STREAM_END && !out_left))
+			return -EIO;
+	} while (ret != Z_STREAM_END);
+	*outlen = outcap - out_left;
+	return 0;
+}
+
+static int gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *len)
+{
+	z_stream zs;
+	uint8_t *buf = NULL, *shrunk;
+	size_t cap;
+	int err, zret;
+
+	memset(&zs, 0, sizeof(zs));
+	/* windowBits 15 + 16: gzip wrapper, which is what pprof expects. */
+	zret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			    Z_DEFAULT_STRATEGY);
+	if (zret != Z_OK)
+		return zret == Z_MEM_ERROR ? -ENOMEM : -EIO;
+	err = -ENOMEM;
+	cap = deflateBound(&zs, inlen);
+	buf = malloc(cap);
+	if (!buf)
+		goto cleanup;
+	err = deflate_all(&zs, in, inlen, buf, cap, len);
+	if (err)
+		goto cleanup;
+	shrunk = realloc(buf, *len ? *len : 1);
+	*out = shrunk ? shrunk : buf;
+	buf = NULL;
+cleanup:
+	deflateEnd(&zs);
+	free(buf);
+	return err;
+}
+
+static void sel_free(struct sel *sel)
+{
+	free(sel->sample);
+	free(sel->loc);
+	free(sel->fn);
+	free(sel->map);
+}
+
+/* Whether sample record r has the string label (key, str), by index. */
+static bool has_label(const uint64_t *r, uint64_t key, uint64_t str)
+{
+	const uint64_t *lw = r + 2 + r[0];
+
+	for (size_t j = 0; j < sample_nlabels(r); j++, lw += LABEL_WORDS)
+		if (lw[0] == key && lw[1] == str)
+			return true;
+	return false;
+}
+
+/* Marks the samples with the label and everything they reference. */
+static int select_label(const struct pprof *p, const char *key,
+			const char *value, struct sel *sel)
+{
+	uint64_t k = table_find(&p->strs, key, strlen(key));
+	uint64_t v = table_find(&p->strs, value, strlen(value));
+
+	sel->sample = calloc(p->samples.n + 1, 1);
+	sel->loc = calloc(p->locations.n + 1, 1);
+	sel->fn = calloc(p->functions.n + 1, 1);
+	sel->map = calloc(p->mappings.n + 1, 1);
+	if (!sel->sample || !sel->loc || !sel->fn || !sel->map)
+		return -ENOMEM;
+	if (!k || !v)
+		return 0;	/* no sample can carry a string never interned */
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const uint64_t *r = p->samples.recs[i];
+
+		if (!has_label(r, k - 1, v - 1))
+			continue;
+		sel->sample[i] = 1;
+		for (size_t j = 0; j < r[0]; j++) {
+			const uint64_t *loc = p->locations.recs[r[1 + j] - 1];
+
+			sel->loc[r[1 + j] - 1] = 1;
+			if (loc[0])
+				sel->map[loc[0] - 1] = 1;
+			for (size_t l = 0; l < loc[2]; l++)
+				sel->fn[loc[LOC_HDR_WORDS + 2 * l] - 1] = 1;
+		}
+	}
+	return 0;
+}
+
+static int encode(const struct pprof *p, const struct sel *sel, uint8_t **out,
+		  size_t *len)
+{
+	Perftools__Profiles__Profile msg;
+	struct enc e;
+	uint8_t *raw = NULL;
+	size_t rawlen = 0;
+	int err;
+
+	memset(&e, 0, sizeof(e));
+	perftools__profiles__profile__init(&msg);
+	err = fill_types(p, &e, &msg);
+	if (!err)
+		err = fill_mappings(p, &e, &msg, sel);
+	if (!err)
+		err = fill_functions(p, &e, &msg, sel);
+	if (!err)
+		err = fill_locations(p, &e, &msg, sel);
+	if (!err)
+		err = fill_samples(p, &e, &msg, sel);
+	if (!err)
+		err = fill_strings(p, &e, &msg);
+	if (err)
+		goto cleanup;
+	msg.time_nanos = p->time_nanos;
+	msg.duration_nanos = p->duration_nanos;
+	msg.n_comment = p->ncomments;
+	msg.comment = p->comments;
+
+	err = pack(&msg, &raw, &rawlen);
+	if (err)
+		goto cleanup;
+	err = gzip(raw, rawlen, out, len);
+cleanup:
+	free(raw);
+	enc_free(&e);
+	if (err)
+		errno = -err;
+	return err;
+}
+
+int pprof__encode(const struct pprof *p, uint8_t **out, size_t *len)
+{
+	const struct sel all = { 0 };
+
+	return encode(p, &all, out, len);
+}
+
+int pprof__encode_where(const struct pprof *p, const char *key,
+			const char *value, uint8_t **out, size_t *len)
+{
+	struct sel sel = { 0 };
+	int err = select_label(p, key, value, &sel);
+
+	if (!err)
+		err = encode(p, &sel, out, len);
+	sel_free(&sel);
+	if (err)
+		errno = -err;
+	return err;
+}
+
+size_t pprof__label_values(const struct pprof *p, const char *key,
+			   const char **out, size_t max)
+{
+	uint64_t k = table_find(&p->strs, key, strlen(key));
+	size_t n = 0;
+
+	if (!k)
+		return 0;
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const uint64_t *r = p->samples.recs[i];
+		const uint64_t *lw = r + 2 + r[0];
+
+		for (size_t j = 0; j < sample_nlabels(r); j++, lw += LABEL_WORDS) {
+			const char *v = p->strs.recs[lw[1]];
+			bool seen = false;
+
+			if (lw[0] != k - 1 || !lw[1])
+				continue;
+			for (size_t m = 0; m < n && !seen; m++)
+				seen = out[m] == v;
+			if (!seen && n < max)
+				out[n++] = v;
+		}
+	}
+	return n;
+}

@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Process table: /proc/PID/maps per sampled process, binaries shared. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "sym/elfsym.h"
+#include "util/hashmap.h"
+#include "proc/perfmap.h"
+#include "proc/procs.h"
+#include "sym/symfile.h"
+#include "proc/targetfile.h"
+
+#define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
+#define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
+#define PERFMAP_RECHECK_NS (1000ull * 1000 * 1000)
+/* A map found changed at every reread is reread ever less often, up to
+ * this: a process rewriting its map all the time costs one read of at
+ * most its budget per interval, not a read per second. */
+#define PERFMAP_RECHECK_MAX_NS (32ull * PERFMAP_RECHECK_NS)
+/* Shares of the memory bound (the agent's --max-memory): all perf maps
+ * held, and one process's. */
+#define PERFMAPS_SHARE		4	/* a quarter */
+#define PERFMAP_PROC_SHARE	16
+/* All processes' executable mappings: a process can have 65530 of them,
+ * 3.5 MiB of entries, so a few dozen would fill any bound. */
+#define MAPS_SHARE		4
+/* record has no --max-memory: its budgets are those of this bound. */
+#define RECORD_MEMORY		(512ull << 20)
+#define DELETED_SUFFIX " (deleted)"
+
+struct procs {
+	struct hashmap *by_pid;		/* pid -> struct proc * */
+	struct hashmap *binaries;	/* "dev:ino:path" -> struct binary * */
+	struct symcache *symcache;	/* symbol files by build ID */
+	uint64_t maps_ver;		/* last proc.maps_ver given out */
+	struct procs_stats stats;
+	long clk_tck;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+struct procs *procs__new(void)
+{
+	struct procs *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->by_pid = hashmap__new(0);
+	t->binaries = hashmap__new(0);
+	t->symcache = symcache__new(&t->stats.sym);
+	t->clk_tck = sysconf(_SC_CLK_TCK);
+	if (!t->by_pid || !t->binaries || !t->symcache || t->clk_tck <= 0) {
+		procs__free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	procs__set_memory(t, 0);
+	return t;
+}
+
+void procs__set_memory(struct procs *t, uint64_t max_memory)
+{
+	if (!max_memory)
+		max_memory = RECORD_MEMORY;
+	t->stats.perfmaps_budget = max_memory / PERFMAPS_SHARE;
+	t->stats.maps_budget = max_memory / MAPS_SHARE;
+	symcache__set_memory(t->symcache, max_memory);
+	t->stats.perfmap_proc_budget = max_memory / PERFMAP_PROC_SHARE;
+}
+
+/* What a binary's record costs: itself, its path and name, its key. */
+static uint64_t binary_bytes(const char *path)
+{
+	return sizeof(struct binary) + 3 * (strlen(path) + 1) + 64;
+}
+
+static void binary_free(void *ptr)
+{
+	struct binary *b = ptr;
+
+	if (!b)
+		return;
+	symcache__put(b->cache, b->sf);
+	if (b->owner)
+		b->owner->stats.maps_bytes -= binary_bytes(b->path);
+	free(b->path);
+	free(b->name);
+	free(b);
+}
+
+/* Maps hold references on their binaries, so unused ones can be freed. */
+static void unref_maps(struct proc_map *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].bin && maps[i].bin->refs)
+			maps[i].bin->refs--;
+}
+
+/* Frees the process's perf map and takes it off the total. */
+static void perfmap_drop(struct proc *p)
+{
+	if (p->perfmap && p->owner)
+		p->owner->stats.perfmap_bytes -= perfmap__bytes(p->perfmap);
+	perfmap__free(p->perfmap);
+	p->perfmap = NULL;
+}
+
+static void proc_free(void *ptr)
+{
+	struct proc *p = ptr;
+
+	if (!p)
+		return;
+	unref_maps(p->maps, p->nmaps);
+	free(p->maps);
+	if (p->owner)
+		p->owner->stats.maps_bytes -= p->nmaps * sizeof(*p->maps);
+	perfmap_drop(p);
+	free(p);
+}
+
+void procs__free(struct procs *t)
+{
+	if (!t)
+		return;
+	hashmap__free_values(t->by_pid, proc_free);
+	hashmap__free_values(t->binaries, binary_free);
+	symcache__free(t->symcache);
+	free(t);
+}
+
+/* Shared binary record for a mapped file; created on first sight. */
+static struct binary *binary_get(struct procs *t, const char *path,
+				 uint64_t dev, uint64_t ino)
+{
+	char key[PATH_MAX + 64];
+	struct binary *b;
+	uint64_t v;
+	int n;
+
+	n = snprintf(key, sizeof(key), "%" PRIx64 ":%" PRIu64 ":%s", dev, ino,
+		     path);
+	if (n < 0 || (size_t)n >= sizeof(key))
+		return NULL;
+	if (hashmap__get(t->binaries, key, n, &v))
+		return (struct binary *)(uintptr_t)v;
+	/* A process can map thousands of files with long names: the record
+	 * of each counts in the mappings' budget, with the mapping that
+	 * asks for it. */
+	if (t->stats.maps_bytes + binary_bytes(path) +
+	    sizeof(struct proc_map) > t->stats.maps_budget) {
+		t->stats.maps_over_budget++;
+		return NULL;
+	}
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->path = strdup(path);
+	b->dev = dev;
+	b->ino = ino;
+	b->cache = t->symcache;
+	if (b->path) {
+		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		size_t len = strlen(base), sl = strlen(DELETED_SUFFIX);
+
+		if (path[0] == '/' && len > sl &&
+		    !strcmp(base + len - sl, DELETED_SUFFIX)) {
+			b->deleted = true;
+			len -= sl;
+		}
+		b->name = strndup(base, len);
+	}
+	if (!b->path || !b->name ||
+	    hashmap__put(t->binaries, key, n, (uintptr_t)b)) {
+		binary_free(b);
+		return NULL;
+	}
+	b->owner = t;
+	t->stats.maps_bytes += binary_bytes(path);
+	return b;
+}
+
+/* Where a file's offset 0 (its ELF header) is mapped: the mapping before
+ * its executable one, in address order. */
+struct hdr_map {
+	uint64_t start, dev, ino;
+	bool valid;
+};
+
+/* Parses one /proc/PID/maps line into m; false for lines to skip. Notes
+ * mappings of file offset 0 in *hdr. */
+static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m,
+			    struct hdr_map *hdr)
+{
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	char perms[8];
+	int pos = 0;
+	char *path, *nl;
+	uint64_t dev;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
+		   perms, &off, &maj, &min, &ino, &pos) < 7 || pos == 0)
+		return false;
+	dev = ((uint64_t)maj << 32) | min;
+	if (off == 0 && ino && end > start)
+		*hdr = (struct hdr_map){ start, dev, ino, true };
+	if (perms[2] != 'x' || end <= start)
+		return false;
+	path = line + pos;
+	nl = strchr(path, '\n');
+	if (nl)
+		*nl = '\0';
+
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->offset = off;
+	if (*path == '\0') {
+		m->anon_exec = true;	/* JIT code, or anonymous text */
+		return true;
+	}
+	/* " (deleted)" files are still mapped; symbols may be gone. A file
+	 * with no record (out of budget or memory) is not kept: its frames
+	 * are unmapped, not taken for anonymous memory. */
+	m->bin = binary_get(t, path, dev, ino);
+	if (!m->bin)
+		return false;
+	if (hdr->valid && hdr->dev == dev && hdr->ino == ino)
+		m->hdr_start = hdr->start;
+	return true;
+}
+
+static int load_maps(struct procs *t, struct proc *p)
+{
+	char path[64], *line = NULL;
+	struct proc_map *maps = NULL, *tmp;
+	size_t n = 0, cap = 0, lcap = 0, old;
+	struct hdr_map hdr = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
+	f = fopen(path, "re");
+	p->loaded_ns = now_ns();
+	if (!f) {
+		t->stats.maps_failed++;
+		return -errno;
+	}
+	/* Mappings are counted as they are kept, with the binary records
+	 * they create, so this process gets the room the others leave. */
+	old = p->nmaps * sizeof(*maps);
+	while (getline(&line, &lcap, f) > 0) {
+		if (n == MAX_MAPS || t->stats.maps_bytes - old +
+		    sizeof(*maps) > t->stats.maps_budget) {
+			t->stats.maps_over_budget++;
+			break;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			if (cap > MAX_MAPS)
+				cap = MAX_MAPS;
+			tmp = realloc(maps, cap * sizeof(*maps));
+			if (!tmp)
+				break;
+			maps = tmp;
+		}
+		if (parse_maps_line(t, line, &maps[n], &hdr)) {
+			n++;
+			t->stats.maps_bytes += sizeof(*maps);
+		}
+	}
+	free(line);
+	fclose(f);
+	/* The room doubling left is given back: what is counted is held. */
+	if (n < cap && n && (tmp = realloc(maps, n * sizeof(*maps))))
+		maps = tmp;
+	/* /proc/PID/maps lists mappings in address order already. */
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].bin)
+			maps[i].bin->refs++;
+	unref_maps(p->maps, p->nmaps);
+	free(p->maps);
+	t->stats.maps_bytes -= old;
+	p->maps = maps;
+	p->nmaps = n;
+	p->maps_ver = ++t->maps_ver;
+	return 0;
+}
+
+/* Start time of /proc/PID in clock ticks since boot, or 0 if unknown. */
+static uint64_t proc_start_ticks(uint32_t pid)
+{
+	char path[64], buf[1024], *s;
+	unsigned long long ticks = 0;
+	ssize_t n;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may hold spaces and ')': fields resume after the last ')'. */
+	s = strrchr(buf, ')');
+	if (!s)
+		return 0;
+	/* After ')' come fields 3..; starttime is field 22. */
+	for (i = 3; i <= 22 && s; i++)
+		s = strchr(s + 1, ' ');
+	if (s && sscanf(s + 1, "%llu", &ticks) != 1)
+		ticks = 0;
+	return ticks;
+}
+
+static void read_exe_name(struct proc *p, const char *comm)
+{
+	char path[64], target[PATH_MAX], *base, *del;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0) {		/* kernel thread, or already gone */
+		snprintf(p->exe, sizeof(p->exe), "%s", comm ? comm : "");
+		return;
+	}
+	target[n] = '\0';
+	del = strstr(target, " (deleted)");
+	if (del && del[10] == '\0')
+		*del = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	/* Executable names longer than the label field are cut, on purpose. */
+	memcpy(p->exe, base, strnlen(base, sizeof(p->exe) - 1));
+	p->exe[strnlen(base, sizeof(p->exe) - 1)] = '\0';
+}
+
+static struct proc *proc_create(struct procs *t, uint32_t pid,
+				uint64_t start_ns, const char *comm)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+	uint64_t ticks;
+
+	if (!p)
+		return NULL;
+	p->owner = t;
+	p->pid = pid;
+	p->start_ns = start_ns;
+	t->stats.procs_seen++;
+
+	/* The BPF side saw start_ns; if /proc/PID started at another time, it
+	 * is a newer process that reused the pid: its maps are not ours. */
+	ticks = proc_start_ticks(pid);
+	if (ticks && start_ns &&
+	    ticks != start_ns / (1000000000ull / (uint64_t)t->clk_tck)) {
+		p->stale = true;
+		t->stats.pid_reused++;
+		snprintf(p->exe, sizeof(p->exe), "%s", comm ? comm : "");
+		return p;
+	}
+	read_exe_name(p, comm);
+	load_maps(t, p);
+	/* A process that exits between the two reads above leaves p with
+	 * whatever was read; its samples keep their addresses either way. */
+	return p;
+}
+
+struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t start_ns,
+			const char *comm)
+{
+	struct proc *p;
+	uint64_t v;
+
+	if (hashmap__get(t->by_pid, &pid, sizeof(pid), &v)) {
+		p = (struct proc *)(uintptr_t)v;
+		if (p->start_ns == start_ns)
+			return p;
+		/* Missed the exit event (lost, or before we started). */
+		procs__forget(t, pid);
+	}
+	p = proc_create(t, pid, start_ns, comm);
+	if (!p)
+		return NULL;
+	if (hashmap__put(t->by_pid, &pid, sizeof(pid), (uintptr_t)p)) {
+		proc_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void procs__forget(struct procs *t, uint32_t pid)
+{
+	uint64_t v;
+
+	if (hashmap__del(t->by_pid, &pid, sizeof(pid), &v))
+		proc_free((struct proc *)(uintptr_t)v);
+}
+
+static struct proc_map *map_search(struct proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nmaps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct proc_map *m = &p->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+struct proc_map *procs__find_map(struct procs *t, struct proc *p,
+				 uint64_t addr)
+{
+	struct proc_map *m;
+
+	if (p->stale)
+		return NULL;
+	m = map_search(p, addr);
+	if (m || now_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
+		return m;
+	t->stats.maps_reloads++;
+	if (load_maps(t, p))
+		return NULL;
+	return map_search(p, addr);
+}
+
+/* The build ID of the file as the process maps it, read from its memory;
+ * false when it cannot be read (the process is gone, or not 64-bit). */
+static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
+			    char *id, size_t len)
+{
+	char path[64];
+	int fd, err;
+
+	if (!m->hdr_start || p->stale)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	err = elfsym__mem_build_id(fd, m->hdr_start, id, len);
+	close(fd);
+	return err == 0;
+}
+
+/* The binary's path as the process sees it, without " (deleted)", into
+ * buf ("" if it does not fit). */
+static void binary_path(const struct binary *b, char *buf, size_t len)
+{
+	size_t n = strlen(b->path);
+
+	if (b->deleted)
+		n -= strlen(DELETED_SUFFIX);
+	if (n >= len)
+		n = 0;
+	memcpy(buf, b->path, n);
+	buf[n] = '\0';
+}
+
+/* Loads the symbols of the file open at fd, read from path (the mapped
+ * file: targetfile__open_mapped checked it). 0, or -errno; -ESTALE when
+ * its build ID is not the one the process has in memory. */
+static int load_binary(struct procs *t, const struct proc *p,
+		       struct binary *b, int fd, const char *path,
+		       const char *orig, const char *expected)
+{
+	char id[160], root[64];
+	struct symfile_source src;
+	int rc;
+
+	rc = elfsym__peek_build_id(fd, id, sizeof(id));
+	if (rc && rc != -ENOENT)
+		return rc;		/* not ELF, or unreadable */
+	if (expected && (rc || strcmp(id, expected)))
+		return -ESTALE;
+	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
+	src = (struct symfile_source){ .path = path, .fd = fd,
+				       .build_id = rc ? NULL : id,
+				       .root = p->stale ? NULL : root,
+				       .orig_path = orig, .dev = b->dev,
+				       .ino = b->ino };
+	b->sf = symcache__get(t->symcache, &src);
+	if (!b->sf)
+		return errno ? -errno : -EINVAL;
+	b->syms = symfile__elfsym(b->sf);
+	return 0;
+}
+
+/* The file is the mapped one by device and inode (or map_files), and, when
+ * the process's memory shows one, by build ID. */
+struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
+				   struct proc_map *m)
+{
+	char path[PATH_MAX + 32], orig[PATH_MAX], expected[160];
+	struct binary *b = m->bin;
+	bool have_id;
+	int fd, rc;
+
+	if (!b)
+		return NULL;
+	if (b->loaded)
+		return b->sf;
+	b->loaded = true;
+	if (b->path[0] != '/') {	/* [vdso], [vsyscall] and the like */
+		b->load_err = ENOENT;
+		return NULL;
+	}
+	binary_path(b, orig, sizeof(orig));
+	if (!orig[0]) {
+		b->load_err = ENAMETOOLONG;
+		return NULL;
+	}
+	have_id = mapped_build_id(p, m, expected, sizeof(expected));
+	/* A stale pid is another process's now: only the host's path. */
+	fd = targetfile__open_mapped(p->stale ? 0 : p->pid, m->start, m->end,
+				     orig, b->dev, b->ino, path, sizeof(path));
+	rc = fd < 0 ? fd : load_binary(t, p, b, fd, path, orig,
+				       have_id ? expected : NULL);
+	if (fd >= 0)
+		close(fd);
+	if (!rc) {
+		if (elfsym__damaged(b->syms))
+			t->stats.elf_corrupt++;
+		return b->sf;
+	}
+	b->load_err = -rc;
+	t->stats.elf_failed++;
+	if (rc == -ESTALE)
+		t->stats.build_id_mismatch++;
+	else if (rc == -ENOEXEC || rc == -EINVAL)
+		t->stats.elf_corrupt++;
+	return NULL;
+}
+
+struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
+				  struct binary *b)
+{
+	for (size_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].bin == b) {
+			procs__map_symfile(t, p, &p->maps[i]);
+			return b->syms;
+		}
+	return b->loaded ? b->syms : NULL;
+}
+
+struct symcache *procs__symcache(struct procs *t)
+{
+	return t->symcache;
+}
+
+/* The pid the process has in its own namespace and its effective uid,
+ * from /proc/PID/status. */
+static bool ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
+{
+	char path[64], *line = NULL, *s, *end;
+	unsigned long v;
+	bool have_pid = false, have_uid = false;
+	size_t cap = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	*nspid = pid;
+	while (getline(&line, &cap, f) > 0) {
+		if (!strncmp(line, "NSpid:", 6)) {
+			/* The last field is the innermost namespace's. */
+			for (s = line + 6;; s = end) {
+				v = strtoul(s, &end, 10);
+				if (end == s)
+					break;
+				*nspid = v;
+				have_pid = true;
+			}
+		} else if (!strncmp(line, "Uid:", 4)) {
+			strtoul(line + 4, &end, 10);	/* real */
+			v = strtoul(end, &s, 10);	/* effective */
+			if (s != end) {
+				*uid = v;
+				have_uid = true;
+			}
+		}
+	}
+	free(line);
+	fclose(f);
+	return have_uid && (have_pid || *nspid == pid);
+}
+
+/* Counts a map not read because of the budget, once per version of the
+ * file. */
+static void perfmap_over_budget(struct procs *t, struct proc *p,
+				uint64_t ino, uint64_t size, uint64_t mtime)
+{
+	if (p->perfmap_over && ino == p->perfmap_ino &&
+	    size == p->perfmap_size && mtime == p->perfmap_mtime_ns)
+		return;
+	p->perfmap_over = true;
+	t->stats.perfmap_over_budget++;
+}
+
+static void perfmap_refresh(struct procs *t, struct proc *p)
+{
+	struct perfmap_stats st;
+	struct perfmap *pm;
+	uint64_t mtime, room;
+	char path[128];
+	uint32_t nspid;
+	struct stat sb;
+	uid_t uid = (uid_t)-1;
+	int err;
+
+	p->perfmap_tried = true;
+	p->perfmap_checked_ns = now_ns();
+	if (!ns_pid_uid(p->pid, &nspid, &uid))
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", p->pid,
+		 nspid);
+	if (lstat(path, &sb))
+		return;
+	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
+		sb.st_mtim.tv_nsec;
+	if ((p->perfmap || p->perfmap_over) &&
+	    (uint64_t)sb.st_ino == p->perfmap_ino &&
+	    (uint64_t)sb.st_size == p->perfmap_size &&
+	    mtime == p->perfmap_mtime_ns) {
+		/* Unchanged: back to the usual pace. */
+		p->perfmap_backoff_ns /= 2;
+		return;
+	}
+	/* Changed since the last read: the next one waits longer. */
+	if (p->perfmap_tried_read)
+		p->perfmap_backoff_ns = p->perfmap_backoff_ns ?
+			p->perfmap_backoff_ns * 2 : PERFMAP_RECHECK_NS;
+	if (p->perfmap_backoff_ns > PERFMAP_RECHECK_MAX_NS)
+		p->perfmap_backoff_ns = PERFMAP_RECHECK_MAX_NS;
+	p->perfmap_tried_read = true;
+	/* The old version goes first: it is stale, and the new one gets its
+	 * room within the total. */
+	perfmap_drop(p);
+	room = t->stats.perfmap_bytes < t->stats.perfmaps_budget ?
+	       t->stats.perfmaps_budget - t->stats.perfmap_bytes : 0;
+	if (room > t->stats.perfmap_proc_budget)
+		room = t->stats.perfmap_proc_budget;
+	/* Too big for the room left, by its size: not opened at all. */
+	if ((uint64_t)sb.st_size > room) {
+		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
+		goto remember;
+	}
+	err = perfmap__read(path, uid, room, &pm, &st);
+	if (err == -EFBIG) {	/* grew since the lstat */
+		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
+		goto remember;
+	}
+	if (err) {
+		if ((err == -EPERM || err == -ENOEXEC) && !p->perfmap_refused) {
+			p->perfmap_refused = true;
+			t->stats.perfmap_refused++;
+		}
+		return;
+	}
+	p->perfmap_over = false;
+	if (!p->perfmap_read) {
+		p->perfmap_read = true;
+		t->stats.perfmaps_read++;
+	}
+	/* Maps grow by appending: count only lines not counted before. */
+	if (st.bad_lines > p->perfmap_bad)
+		t->stats.perfmap_bad_lines += st.bad_lines - p->perfmap_bad;
+	p->perfmap_bad = st.bad_lines;
+	if (st.truncated && !p->perfmap_truncated) {
+		p->perfmap_truncated = true;
+		t->stats.perfmap_truncated++;
+	}
+	t->stats.perfmap_bytes += perfmap__bytes(pm);
+	p->perfmap = pm;
+remember:
+	p->perfmap_ino = sb.st_ino;
+	p->perfmap_size = sb.st_size;
+	p->perfmap_mtime_ns = mtime;
+}
+
+const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr)
+{
+	const char *name;
+
+	if (p->stale)
+		return NULL;
+	name = perfmap__lookup(p->perfmap, addr, NULL);
+	if (name)
+		return name;
+	if (p->perfmap_tried && now_ns() - p->perfmap_checked_ns <
+	    PERFMAP_RECHECK_NS + p->perfmap_backoff_ns)
+		return NULL;
+	perfmap_refresh(t, p);
+	return perfmap__lookup(p->perfmap, addr, NULL);
+}
+
+/* Whether pid still names the process that started at start_ns. */
+static bool alive(const struct procs *t, uint32_t pid, uint64_t start_ns)
+{
+	uint64_t ticks = proc_start_ticks(pid);
+
+	if (!ticks)
+		return false;
+	return !start_ns ||
+	       ticks == start_ns / (1000000000ull / (uint64_t)t->clk_tck);
+}
+
+bool procs__alive(const struct procs *t, uint32_t pid, uint64_t start_ns)
+{
+	return alive(t, pid, start_ns);
+}
+
+/* Keys of the entries of m whose value fails keep(), to delete after an
+ * iteration (a map must not change while it is iterated). */
+static size_t collect(struct hashmap *m, bool (*drop)(struct procs *, uint64_t),
+		      struct procs *t, void ***keys)
+{
+	size_t it = 0, n = 0, cap = 0, len;
+	const void *key;
+	uint64_t v;
+	void **tmp;
+
+	*keys = NULL;
+	while (hashmap__next(m, &it, &key, &len, &v)) {
+		if (!drop(t, v))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			tmp = realloc(*keys, cap * sizeof(*tmp));
+			if (!tmp)
+				break;
+			*keys = tmp;
+		}
+		(*keys)[n] = malloc(len + sizeof(size_t));
+		if (!(*keys)[n])
+			break;
+		memcpy((*keys)[n], &len, sizeof(size_t));
+		memcpy((char *)(*keys)[n] + sizeof(size_t), key, len);
+		n++;
+	}
+	return n;
+}
+
+static bool proc_gone(struct procs *t, uint64_t v)
+{
+	const struct proc *p = (const struct proc *)(uintptr_t)v;
+
+	return !alive(t, p->pid, p->start_ns);
+}
+
+static bool binary_unused(struct procs *t, uint64_t v)
+{
+	(void)t;
+	return ((const struct binary *)(uintptr_t)v)->refs == 0;
+}
+
+static void drop_all(struct hashmap *m, void **keys, size_t n,
+		     void (*free_value)(void *))
+{
+	uint64_t v;
+	size_t len;
+
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&len, keys[i], sizeof(size_t));
+		if (hashmap__del(m, (char *)keys[i] + sizeof(size_t), len, &v))
+			free_value((void *)(uintptr_t)v);
+		free(keys[i]);
+	}
+	free(keys);
+}
+
+void procs__sweep(struct procs *t)
+{
+	void **keys;
+	size_t n;
+
+	/* Processes first: they hold the binaries' references. */
+	n = collect(t->by_pid, proc_gone, t, &keys);
+	drop_all(t->by_pid, keys, n, proc_free);
+	n = collect(t->binaries, binary_unused, t, &keys);
+	drop_all(t->binaries, keys, n, binary_free);
+	/* Then the symbol files no binary uses any more. */
+	symcache__sweep(t->symcache);
+}
+
+size_t procs__count(const struct procs *t)
+{
+	return hashmap__size(t->by_pid);
+}
+
+const struct procs_stats *procs__stats(const struct procs *t)
+{
+	return &t->stats;
+}

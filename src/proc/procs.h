@@ -1,0 +1,157 @@
+/* Process table: what each sampled process has mapped, so user addresses
+ * can be turned into (binary, offset). Entries are keyed by pid and checked
+ * against the process start time the BPF side reports, so a reused pid
+ * never inherits the old process's maps; exec and exit drop entries. */
+#ifndef TAGPROF_PROCS_H
+#define TAGPROF_PROCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sym/debuginfo.h"
+
+struct elfsym;
+struct perfmap;
+struct symcache;
+struct symfile;
+
+/* One file-backed or special executable mapping, shared across processes
+ * that map the same file. Its symbols are a symfile, shared by build ID. */
+struct binary {
+	char *path;		/* as in /proc/PID/maps, e.g. /usr/lib/libc.so.6 */
+	char *name;		/* basename of path, without " (deleted)" */
+	uint64_t dev, ino;
+	bool deleted;		/* the maps said " (deleted)": replaced */
+	struct symfile *sf;	/* loaded on first use; NULL if unreadable
+				 * or not the file that is mapped */
+	struct elfsym *syms;	/* sf's own symbol table */
+	bool loaded;
+	int load_err;		/* errno of the failed load, 0 if none;
+				 * ESTALE: another build than the mapped one */
+	unsigned int refs;	/* mappings that use it */
+	struct symcache *cache;
+	struct procs *owner;	/* whose budget it counts in */
+};
+
+struct proc_map {
+	uint64_t start, end, offset;
+	struct binary *bin;	/* NULL for anonymous memory */
+	bool anon_exec;		/* executable anonymous memory (JIT) */
+	uint64_t hdr_start;	/* where this process maps the file's offset
+				 * 0 (its ELF header), 0 if nowhere */
+	uint64_t pprof_id;	/* pprof mapping id, valid for pprof_gen */
+	uint64_t pprof_gen;
+};
+
+struct proc {
+	uint32_t pid;
+	uint64_t start_ns;	/* group leader start, boot-time ns */
+	char exe[64];		/* executable name for the `process` label */
+	struct proc_map *maps;	/* executable mappings, sorted by start */
+	size_t nmaps;
+	bool stale;		/* /proc says another process now owns the pid */
+	uint64_t loaded_ns;	/* when maps were last read */
+	uint64_t maps_ver;	/* changes with every read of the maps, and
+				 * is never reused by another process: an
+				 * address means the same while it holds */
+	/* JIT symbols: /tmp/perf-NSPID.map under the process's root. */
+	struct perfmap *perfmap;
+	bool perfmap_tried, perfmap_refused, perfmap_truncated;
+	bool perfmap_tried_read;	/* a version of the file was seen */
+	bool perfmap_read;		/* ... and one was read */
+	bool perfmap_over;	/* the version seen is over the budget */
+	uint64_t perfmap_checked_ns;
+	uint64_t perfmap_backoff_ns;	/* added to the recheck interval */
+	uint64_t perfmap_ino, perfmap_size, perfmap_mtime_ns;
+	uint64_t perfmap_bad;	/* garbage lines in the last read */
+	struct procs *owner;
+};
+
+struct procs_stats {
+	uint64_t procs_seen;	/* process entries created */
+	uint64_t maps_reloads;	/* maps re-read for an address not mapped */
+	uint64_t maps_failed;	/* /proc/PID/maps unreadable (process gone) */
+	uint64_t maps_over_budget; /* maps read only in part: the mappings
+				 * of all processes over their budget */
+	uint64_t maps_budget;	/* bytes all mappings kept may take */
+	uint64_t maps_bytes;	/* ... they take now */
+	uint64_t pid_reused;	/* /proc/PID belongs to a newer process */
+	uint64_t elf_failed;	/* binaries whose symbols could not be read */
+	uint64_t elf_corrupt;	/* ... not ELF, or corrupt or truncated ELF */
+	uint64_t build_id_mismatch; /* the file on disk is not the build the
+				 * process maps (replaced): not trusted */
+	uint64_t perfmaps_read;	/* JIT perf maps read (first reads) */
+	uint64_t perfmap_bad_lines;	/* lines skipped as garbage */
+	uint64_t perfmap_truncated;	/* maps over the size bounds */
+	uint64_t perfmap_refused;	/* not a regular file, a symbolic link,
+				 * or owned by another user */
+	uint64_t perfmap_over_budget;	/* not read: over the process's or
+				 * the total budget (once per version) */
+	uint64_t perfmap_proc_budget;	/* bytes one process's map may hold */
+	uint64_t perfmaps_budget;	/* ... all maps */
+	uint64_t perfmap_bytes;		/* ... they hold now */
+	struct debuginfo_stats sym;	/* symbol files and debug info */
+};
+
+struct procs;
+
+struct procs *procs__new(void);
+
+/* Sets the memory bounds of what is kept per process from the agent's
+ * --max-memory (0: record's own defaults). Perf maps: a quarter of it in
+ * all, a sixteenth for one process; a map over its share is not read.
+ * Executable mappings: a quarter of it for all processes; a process that
+ * finds no room keeps the mappings that fit, in address order. */
+void procs__set_memory(struct procs *t, uint64_t max_memory);
+void procs__free(struct procs *t);		/* accepts NULL */
+
+/* The entry for (pid, start_ns), read from /proc on first sight. Returns
+ * NULL only on ENOMEM; a process that is gone gets an entry with no maps. */
+struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t start_ns,
+			const char *comm);
+
+/* Drops the entry: the pid exec'd or exited. */
+void procs__forget(struct procs *t, uint32_t pid);
+
+/* The mapping that holds addr, re-reading the maps at most every 200 ms
+ * when none does (a library loaded after the first read). NULL if none. */
+struct proc_map *procs__find_map(struct procs *t, struct proc *p,
+				 uint64_t addr);
+
+/* Symbols of a binary, loaded through /proc/PID/root on first use (so
+ * binaries in other mount namespaces resolve). NULL if unreadable. */
+struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
+				  struct binary *b);
+
+/* The symbol file of the binary a mapping holds, loaded on first use. The
+ * file opened (through /proc/PID/root, else the host path when the
+ * process is gone) is trusted only when its GNU build ID equals the one
+ * the process has in memory (read from the mapped ELF headers), or, when
+ * that cannot be read, when it is the very file mapped (not replaced;
+ * same device and inode for the host path). NULL if unreadable or not
+ * trusted (counted in the stats). */
+struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
+				   struct proc_map *m);
+
+/* The symbol cache, for lookups (symfile__lookup). */
+struct symcache *procs__symcache(struct procs *t);
+
+/* The name a JIT gave the code at addr in its perf map
+ * (/tmp/perf-PID.map, PID as the process sees itself), or NULL. The map
+ * is read on first use and again, at most once a second, when an address
+ * is missing and the file changed. The name is valid until the next call
+ * for this process. */
+const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr);
+
+/* Frees entries of processes that are gone (exit events can be lost, or
+ * come before we saw the process) and binaries no process maps any more. */
+void procs__sweep(struct procs *t);
+
+/* Whether pid still names the process that started at start_ns (0: any). */
+bool procs__alive(const struct procs *t, uint32_t pid, uint64_t start_ns);
+
+size_t procs__count(const struct procs *t);
+const struct procs_stats *procs__stats(const struct procs *t);
+
+#endif

@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Per-process thread-context discovery and label decoding. */
+#include <dirent.h>
+#include <signal.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/hashmap.h"
+#include "out/pprof.h"
+#include "proc/procctx.h"
+#include "sample_event.h"
+#include "kernel/sampler.h"
+#include "proc/tags.h"
+#include "proc/threadctx.h"
+#include "proc/tlsloc.h"
+#include "util/utf8.h"
+
+#define OTEL_SYMBOL "otel_thread_ctx_v1"
+#define CL_SYMBOL "custom_labels_current_set"
+#define CL_ABI_SYMBOL "custom_labels_abi_version"
+#define CL_ABI_VERSION 1
+
+#define MS (1000ull * 1000)
+#define EXEC_DELAY_NS (50 * MS)		/* let ld.so map the libraries */
+#define RETRY_NS (200 * MS)		/* symbol defined, GOT not resolved yet */
+#define MAX_RETRIES 10
+#define RECHECK_FIRST_NS (500 * MS)	/* no symbol: look again later... */
+#define RECHECK_STARTING_NS (50 * MS)	/* ...sooner while it starts... */
+#define RECHECK_MAX_NS (32000 * MS)	/* ...backing off up to this */
+#define REFRESH_SCAN_NS (10 * MS)	/* least time between key-map re-reads
+					   that must scan /proc/PID/maps */
+#define CTX_POLL_NS (1000 * MS)		/* process context changed? */
+#define CTX_POLL_YOUNG_NS (100 * MS)	/* ...sooner while a process starts */
+#define YOUNG_NS (3000 * MS)		/* how long "starts" lasts */
+
+struct pctx {
+	uint32_t pid;
+	bool found;		/* cfg is in the BPF map */
+	struct pctx_counted {	/* already in procs_found, tag_procs and
+				   schema_unknown: each pid once, exec or not */
+		bool found, tags, schema;
+	} counted;
+	int retries;
+	uint64_t due_ns;	/* next discovery; 0 = none planned */
+	uint64_t recheck_ns;	/* current back-off for processes without one */
+	uint64_t started_ns;	/* its start or last exec (CLOCK_MONOTONIC);
+				   0 = unknown */
+	uint64_t read_ns;	/* when the last process-context read began */
+	uint64_t found_ns;	/* when discovery first found something */
+	struct tp_proc_cfg cfg;
+	struct procctx ctx;
+	struct tags tags;
+};
+
+struct threadctx {
+	struct hashmap *procs;	/* pid -> struct pctx * */
+	struct sampler *sampler;
+	char *filter_key, *filter_val;		/* --label */
+	char *tag_field, *tag_name;		/* --tag */
+	struct threadctx_stats stats;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* strdup that keeps NULL as NULL; false on ENOMEM. */
+static bool dup_opt(char **dst, const char *src)
+{
+	*dst = src ? strdup(src) : NULL;
+	return !src || *dst;
+}
+
+struct threadctx *threadctx__new(const struct threadctx_filters *f)
+{
+	struct threadctx *t = calloc(1, sizeof(*t));
+	bool ok;
+
+	if (!t)
+		return NULL;
+	t->procs = hashmap__new(0);
+	ok = t->procs && dup_opt(&t->filter_key, f->label_key) &&
+	     dup_opt(&t->filter_val, f->label_val) &&
+	     dup_opt(&t->tag_field, f->tag_field) &&
+	     dup_opt(&t->tag_name, f->tag_name);
+	if (!ok) {
+		threadctx__free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void threadctx__attach(struct threadctx *t, struct sampler *s)
+{
+	t->sampler = s;
+}
+
+static void pctx_free(void *ptr)
+{
+	struct pctx *p = ptr;
+
+	if (!p)
+		return;
+	procctx__clear(&p->ctx);
+	tags__clear(&p->tags);
+	free(p);
+}
+
+void threadctx__free(struct threadctx *t)
+{
+	if (!t)
+		return;
+	hashmap__free_values(t->procs, pctx_free);
+	free(t->filter_key);
+	free(t->filter_val);
+	free(t->tag_field);
+	free(t->tag_name);
+	free(t);
+}
+
+static struct pctx *lookup(struct threadctx *t, uint32_t pid)
+{
+	uint64_t v;
+
+	return hashmap__get(t->procs, &pid, sizeof(pid), &v) ?
+		       (struct pctx *)(uintptr_t)v : NULL;
+}
+
+static struct pctx *create(struct threadctx *t, uint32_t pid)
+{
+	struct pctx *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (hashmap__put(t->procs, &pid, sizeof(pid), (uintptr_t)p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void drop(struct threadctx *t, uint32_t pid)
+{
+	uint64_t v;
+
+	if (!hashmap__del(t->procs, &pid, sizeof(pid), &v))
+		return;
+	if (((struct pctx *)(uintptr_t)v)->found && t->sampler)
+		sampler__del_proc_cfg(t->sampler, pid);
+	pctx_free((struct pctx *)(uintptr_t)v);
+}
+
+/* Index of the --label key in this process's key map. */
+static uint32_t filter_key_idx(const struct threadctx *t, const struct pctx *p)
+{
+	for (size_t i = 0; i < p->ctx.nkeys; i++)
+		if (!strcmp(p->ctx.keys[i], t->filter_key))
+			return i;
+	return TP_FILTER_NO_KEY;
+}
+
+/* Tag register and --tag filter; a filter that cannot be resolved yet
+ * (name not registered) is set to match nothing. */
+static void fill_tags(const struct threadctx *t, struct pctx *p)
+{
+	struct tp_proc_cfg *c = &p->cfg;
+	uint64_t mask = 0, value = 0;
+
+	if (t->tag_field &&
+	    !tags__filter(&p->tags, t->tag_field, t->tag_name, &mask, &value)) {
+		mask = 0;
+		value = 1;	/* (tag & 0) != 1: never */
+	}
+	c->tag_reg = p->tags.reg;
+	c->tag_filter_mask = mask;
+	c->tag_filter_value = value;
+}
+
+static void fill_filter(const struct threadctx *t, struct pctx *p)
+{
+	struct tp_proc_cfg *c = &p->cfg;
+
+	fill_tags(t, p);
+	if (!t->filter_key)
+		return;
+	c->filter_key_idx = filter_key_idx(t, p);
+	c->filter_len = strlen(t->filter_val);
+	memcpy(c->filter_val, t->filter_val, c->filter_len);
+	c->filter_key_len = strlen(t->filter_key);
+	if (c->filter_key_len > TP_CL_KEY_MAX)	/* BPF keeps only that much */
+		c->filter_key_len = TP_CL_KEY_MAX;
+	memcpy(c->filter_key, t->filter_key, c->filter_key_len);
+}
+
+static void publish(struct threadctx *t, struct pctx *p)
+{
+	fill_filter(t, p);
+	if (t->sampler && !sampler__set_proc_cfg(t->sampler, p->pid, &p->cfg))
+		p->found = true;
+}
+
+/* procctx__read, counting the payloads it refuses (each once: it reports
+ * the same payload as unchanged afterwards). */
+static int read_ctx(struct threadctx *t, struct pctx *p)
+{
+	int ret = procctx__read(p->pid, &p->ctx);
+
+	if (ret == -ELOOP)
+		t->stats.ctx_refused++;
+	else if (ret == -EBADMSG)
+		t->stats.ctx_malformed++;
+	return ret;
+}
+
+/* Adds 1 to *stat the first time only: the counters count processes. */
+static void count_once(bool *done, uint64_t *stat)
+{
+	if (!*done)
+		++*stat;
+	*done = true;
+}
+
+/* The record layouts OTEP 4947 has named (tls_v1 is the name its text
+ * gives the layout once final). A context without the attribute is read as
+ * that layout too: early writers did not publish it. */
+static bool schema_known(const char *v)
+{
+	return !v || !strcmp(v, "tlsdesc_v1_dev") || !strcmp(v, "tls_v1");
+}
+
+/* A process whose context names another thread-context layout (Go's
+ * go_pprof_labels_v1, a future v2) is not read as OTEP 4947 records: its
+ * otel_thread_ctx_v1, if any, may hold something else. Counted once. */
+static void check_schema(struct threadctx *t, struct pctx *p)
+{
+	if (schema_known(p->ctx.schema_version) || !p->cfg.otel.kind)
+		return;
+	memset(&p->cfg.otel, 0, sizeof(p->cfg.otel));
+	count_once(&p->counted.schema, &t->stats.schema_unknown);
+	if (p->found)
+		publish(t, p);
+}
+
+static void load_tags(struct threadctx *t, struct pctx *p)
+{
+	tags__load(&p->tags, &p->ctx);
+	if (p->tags.reg)
+		count_once(&p->counted.tags, &t->stats.tag_procs);
+}
+
+/* Reads the process context again (read_ctx's result); a new payload
+ * brings its tag declaration and its schema into force. */
+static int refresh_ctx(struct threadctx *t, struct pctx *p)
+{
+	int ret;
+
+	p->read_ns = now_ns();
+	ret = read_ctx(t, p);
+	if (ret == 0) {
+		load_tags(t, p);
+		check_schema(t, p);
+	}
+	return ret;
+}
+
+/* custom-labels v1 is only read when the process says it speaks v1. */
+static bool custom_abi_ok(uint32_t pid)
+{
+	uint32_t v = 0;
+
+	return !tlsloc__read_symbol(pid, CL_ABI_SYMBOL, &v, sizeof(v)) &&
+	       v == CL_ABI_VERSION;
+}
+
+/* A process that started or exec'd moments ago may be a sample away from
+ * having its libraries: ld.so maps them after the program's first
+ * instructions, and a sample taken before finds no symbol. */
+static bool starting(const struct pctx *p)
+{
+	return p->started_ns && now_ns() - p->started_ns < YOUNG_NS;
+}
+
+static void discover(struct threadctx *t, struct pctx *p)
+{
+	int r1, r2;
+
+	p->due_ns = 0;
+	memset(&p->cfg, 0, sizeof(p->cfg));
+	r1 = tlsloc__find(p->pid, OTEL_SYMBOL, &p->cfg.otel, NULL, 0);
+	r2 = tlsloc__find(p->pid, CL_SYMBOL, &p->cfg.custom, NULL, 0);
+	if (r2 == 0 && !custom_abi_ok(p->pid)) {
+		memset(&p->cfg.custom, 0, sizeof(p->cfg.custom));
+		r2 = -ENOENT;
+	}
+	/* The process context (keys and tag declaration) is looked for on
+	 * its own, by its mapping's name: a program that only tags registers
+	 * publishes it without any thread-context symbol (statically linked,
+	 * the linker leaves that symbol out). */
+	refresh_ctx(t, p);
+	check_schema(t, p);	/* also when read before, by a sample */
+	if (r1 == 0 && !p->cfg.otel.kind)
+		r1 = -ENOENT;	/* refused by its schema, counted there */
+	if (r1 == 0 || r2 == 0 || p->tags.reg) {
+		if (!p->found_ns)
+			p->found_ns = now_ns();
+		publish(t, p);
+		count_once(&p->counted.found, &t->stats.procs_found);
+		return;
+	}
+	/* Defined but not resolved yet (lazy binding, dlopen underway). */
+	if ((r1 == -EAGAIN || r2 == -EAGAIN) && p->retries++ < MAX_RETRIES) {
+		p->due_ns = now_ns() + RETRY_NS;
+		return;
+	}
+	/* Not there (yet): a library with it may be dlopen()ed later. */
+	if (r1 != -ESRCH && r2 != -ESRCH) {
+		p->recheck_ns = p->recheck_ns ? p->recheck_ns * 2 :
+				starting(p) ? RECHECK_STARTING_NS :
+					      RECHECK_FIRST_NS;
+		if (p->recheck_ns > RECHECK_MAX_NS)
+			p->recheck_ns = RECHECK_MAX_NS;
+		p->due_ns = now_ns() + p->recheck_ns;
+	}
+	/* Count real failures, not processes without the symbols or gone. */
+	if ((r1 != -ENOENT && r1 != -ESRCH) || (r2 != -ENOENT && r2 != -ESRCH))
+		t->stats.locate_failed++;
+}
+
+/* CLOCK_MONOTONIC time of a CLOCK_BOOTTIME instant (0: unknown): the
+ * clocks differ by the time the machine slept. */
+static uint64_t boot_to_mono(uint64_t boot_ns)
+{
+	struct timespec ts;
+	uint64_t boot_now, mono_now = now_ns();
+
+	if (!boot_ns || clock_gettime(CLOCK_BOOTTIME, &ts))
+		return 0;
+	boot_now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	if (boot_ns > boot_now || boot_now - boot_ns > mono_now)
+		return 0;
+	return mono_now - (boot_now - boot_ns);
+}
+
+void threadctx__on_sample(struct threadctx *t, uint32_t pid,
+			  uint64_t start_boot_ns)
+{
+	struct pctx *p;
+
+	if (pid == 0 || lookup(t, pid))
+		return;
+	p = create(t, pid);
+	if (!p)
+		return;
+	p->started_ns = boot_to_mono(start_boot_ns);
+	discover(t, p);
+}
+
+static struct pctx *schedule(struct threadctx *t, uint32_t pid,
+			     uint64_t delay)
+{
+	struct pctx *p = lookup(t, pid);
+
+	if (!p)
+		p = create(t, pid);
+	if (p && !p->found) {
+		p->retries = 0;
+		p->recheck_ns = 0;
+		p->due_ns = now_ns() + delay;
+	}
+	return p;
+}
+
+void threadctx__on_exec(struct threadctx *t, uint32_t pid)
+{
+	struct pctx *p = lookup(t, pid);
+	struct pctx_counted counted;
+
+	/* Only a process we track is looked at again at once: every exec on
+	 * the machine would cost a discovery; others wait for a sample. */
+	if (!p)
+		return;
+	counted = p->counted;
+	drop(t, pid);		/* a new image: nothing found before holds */
+	p = schedule(t, pid, EXEC_DELAY_NS);
+	/* The counters count processes, not discoveries: a sample from
+	 * before the exec, read after it, has often found the new image
+	 * already (with -- COMMAND, always its first samples). */
+	if (p) {
+		p->counted = counted;
+		p->started_ns = now_ns();
+	}
+}
+
+void threadctx__on_exit(struct threadctx *t, uint32_t pid)
+{
+	drop(t, pid);
+}
+
+/* A process context changes when keys, tags or names are added: poll its
+ * 32-byte header now and then (published_at tells), and apply what changed:
+ * a tag declaration, or a --label/--tag filter that can now be resolved. */
+static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
+{
+	uint64_t every = now - p->found_ns < YOUNG_NS ? CTX_POLL_YOUNG_NS :
+							CTX_POLL_NS;
+
+	/* Processes with a context symbol may publish their process context
+	 * (keys, tags) after we found them: look for it too, not only at a
+	 * mapping already known. A starting process is looked at more often:
+	 * that is when it declares what it has. */
+	if ((!p->ctx.header_addr && !p->found) || now - p->read_ns < every)
+		return;
+	if (refresh_ctx(t, p) != 0)
+		return;
+	t->stats.ctx_refreshes++;
+	if (!p->found && !p->tags.reg)
+		return;
+	publish(t, p);
+	count_once(&p->counted.found, &t->stats.procs_found);
+}
+
+int threadctx__tick(struct threadctx *t)
+{
+	uint64_t now = now_ns(), v, next = UINT64_MAX;
+	size_t it = 0;
+	struct pctx *p;
+
+	while (hashmap__next(t->procs, &it, NULL, NULL, &v)) {
+		p = (struct pctx *)(uintptr_t)v;
+		if (p->due_ns && p->due_ns <= now)
+			discover(t, p);
+		poll_context(t, p, now);
+		if (p->due_ns && p->due_ns < next)
+			next = p->due_ns;
+	}
+	if (next == UINT64_MAX)
+		return -1;
+	return next <= now ? 0 : (int)((next - now) / MS) + 1;
+}
+
+void threadctx__scan_all(struct threadctx *t)
+{
+	struct dirent *d;
+	char *end;
+	long pid;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return;
+	while ((d = readdir(dir))) {
+		pid = strtol(d->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		threadctx__on_sample(t, pid, 0);
+	}
+	closedir(dir);
+}
+
+/* --- decoding --- */
+
+struct out {
+	struct pprof_label *labels;
+	size_t n, max;
+	char *buf;
+	size_t used, len;
+};
+
+/* Copies untrusted bytes into the string buffer, sanitized. */
+static const char *text(struct threadctx *t, struct out *o, const void *s,
+			size_t n)
+{
+	char *dst = o->buf + o->used;
+	size_t room = o->len - o->used;
+
+	if (room < 4)
+		return NULL;
+	if (utf8__sanitize(s, n, dst, room))
+		t->stats.bad_utf8++;
+	o->used += strlen(dst) + 1;
+	return dst;
+}
+
+static void emit(struct out *o, const char *key, const char *val)
+{
+	if (!key || !val || o->n == o->max)
+		return;
+	o->labels[o->n++] = (struct pprof_label){ .key = key, .str = val };
+}
+
+/* Names that are tagprof's own; an application key equal to one of them is
+ * reported as "label:<key>" so neither hides the other. */
+static bool builtin(const char *key)
+{
+	static const char *const names[] = {
+		"process", "thread_name", "pid", "tid", "cpu", "trace_id",
+		"span_id", "tag",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(key, names[i]))
+			return true;
+	return false;
+}
+
+static const char *label_key(struct threadctx *t, struct out *o,
+			     const char *raw)
+{
+	char tmp[300];
+
+	if (!builtin(raw))
+		return text(t, o, raw, strlen(raw));
+	snprintf(tmp, sizeof(tmp), "label:%s", raw);
+	return text(t, o, tmp, strlen(tmp));
+}
+
+static bool all_zero(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+static const char *hex(struct out *o, const uint8_t *b, size_t n)
+{
+	char *dst = o->buf + o->used;
+
+	if (o->len - o->used < 2 * n + 1)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		sprintf(dst + 2 * i, "%02x", b[i]);
+	o->used += 2 * n + 1;
+	return dst;
+}
+
+/* Whether a name that a sample taken at sample_ns needs, and the process
+ * context we hold lacks, calls for reading that context again. Not when
+ * our last read began after the sample: the name was not published then,
+ * and writers publish names before they use them. Otherwise yes, so no
+ * sample loses a label to a context read a moment too early; reads that
+ * must scan /proc/PID/maps (its place not known yet) keep a floor between
+ * them, since a process that never publishes the name could ask forever. */
+static bool reread_due(const struct pctx *p, uint64_t sample_ns)
+{
+	if (sample_ns < p->read_ns)
+		return false;
+	return p->ctx.header_addr || now_ns() - p->read_ns >= REFRESH_SCAN_NS;
+}
+
+/* The key name for idx, re-reading the process context (reread_due) when
+ * idx is past the map we have: it may be a new key. */
+static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx,
+			    uint64_t sample_ns)
+{
+	if (idx < p->ctx.nkeys)
+		return p->ctx.keys[idx];
+	if (reread_due(p, sample_ns)) {
+		t->stats.key_refreshes++;
+		/* The new payload may also name another layout. */
+		if (refresh_ctx(t, p) == 0 &&
+		    !schema_known(p->ctx.schema_version))
+			return NULL;
+		if (idx < p->ctx.nkeys)
+			return p->ctx.keys[idx];
+	}
+	t->stats.unknown_key++;
+	return NULL;
+}
+
+static void decode_otel(struct threadctx *t, struct pctx *p,
+			const struct threadctx_sample *s, struct out *o)
+{
+	const uint8_t *blob = s->blob;
+	size_t size = s->size, pos = TP_OTEL_HDR_SIZE, attrs_end;
+	int16_t last[256];	/* key_idx -> offset of its last entry */
+	const char *key;
+
+	if (size < TP_OTEL_HDR_SIZE) {
+		t->stats.truncated++;
+		return;
+	}
+	/* Taken before the agent knew the process names another layout. */
+	if (!schema_known(p->ctx.schema_version))
+		return;
+	if (!all_zero(blob, 16))
+		emit(o, "trace_id", hex(o, blob, 16));
+	if (!all_zero(blob + 16, 8))
+		emit(o, "span_id", hex(o, blob + 16, 8));
+
+	memset(last, -1, sizeof(last));
+	attrs_end = TP_OTEL_HDR_SIZE + (blob[26] | (blob[27] << 8));
+	if (attrs_end > size)
+		attrs_end = size;
+	while (pos + 2 <= attrs_end) {
+		if (pos + 2 + blob[pos + 1] > attrs_end) {
+			t->stats.truncated++;	/* incomplete entry: stop */
+			break;
+		}
+		last[blob[pos]] = pos;
+		pos += 2 + blob[pos + 1];
+	}
+	for (int idx = 0; idx < 256; idx++) {
+		if (last[idx] < 0)
+			continue;
+		key = key_name(t, p, idx, s->time_ns);
+		if (!key)
+			continue;
+		pos = last[idx];
+		emit(o, label_key(t, o, key),
+		     text(t, o, blob + pos + 2, blob[pos + 1]));
+	}
+}
+
+static void decode_custom(struct threadctx *t, const uint8_t *blob,
+			  size_t size, struct out *o)
+{
+	size_t first = o->n, klen, vlen;
+	char key[TP_CL_KEY_MAX + 1];
+	const uint8_t *slot;
+	const char *k;
+	bool dup;
+
+	if (size % TP_CL_SLOT)
+		t->stats.truncated++;
+	for (size_t off = 0; off + TP_CL_SLOT <= size; off += TP_CL_SLOT) {
+		slot = blob + off;
+		klen = slot[0];
+		vlen = slot[1 + TP_CL_KEY_MAX];
+		if (klen == TP_CL_EMPTY)
+			continue;
+		if (klen > TP_CL_KEY_MAX || vlen > TP_CL_VAL_MAX) {
+			t->stats.truncated++;
+			continue;
+		}
+		memcpy(key, slot + 1, klen);
+		key[klen] = '\0';
+		k = label_key(t, o, key);
+		/* custom-labels v1: the first of duplicate keys wins */
+		dup = false;
+		for (size_t i = first; k && i < o->n; i++)
+			dup |= !strcmp(o->labels[i].key, k);
+		if (!dup)
+			emit(o, k, text(t, o, slot + 2 + TP_CL_KEY_MAX, vlen));
+	}
+}
+
+/* A tag field's label name: the field, unless tagprof or the process's
+ * thread-label keys already use it (then "tag:<field>"), so the name is
+ * the same on every sample. */
+static const char *field_key(struct threadctx *t, struct pctx *p,
+			     struct out *o, const char *field)
+{
+	char tmp[80];
+	bool taken = builtin(field);
+
+	for (size_t i = 0; !taken && i < p->ctx.nkeys; i++)
+		taken = !strcmp(p->ctx.keys[i], field);
+	if (!taken)
+		return field;
+	snprintf(tmp, sizeof(tmp), "tag:%s", field);
+	return text(t, o, tmp, strlen(tmp));
+}
+
+/* The name of a tag field value, re-reading the dictionary (reread_due)
+ * when the value has none: it may have just been registered. */
+static const char *tag_value_name(struct threadctx *t, struct pctx *p,
+				  size_t f, uint64_t v, uint64_t sample_ns)
+{
+	const char *name = tags__name(&p->tags, f, v);
+
+	if (name)
+		return name;
+	if (reread_due(p, sample_ns)) {
+		if (refresh_ctx(t, p) == 0) {
+			t->stats.ctx_refreshes++;
+			name = tags__name(&p->tags, f, v);
+		}
+	}
+	if (!name)
+		t->stats.tag_unnamed++;
+	return name;
+}
+
+/* One label per field that is set (or named for 0), named after the field,
+ * valued with its dictionary name or its decimal number; plus the raw
+ * value as the numeric label "tag". */
+static void decode_tag(struct threadctx *t, struct pctx *p,
+		       const struct threadctx_sample *s, struct out *o)
+{
+	const char *name, *key;
+	uint64_t v, tag = s->tag;
+	char num[24];
+
+	if (!tag || !p->tags.reg)
+		return;
+	for (size_t f = 0; f < p->tags.nfields; f++) {
+		v = tags__field_value(&p->tags, f, tag);
+		name = v || tags__name(&p->tags, f, 0) ?
+			       tag_value_name(t, p, f, v, s->time_ns) : NULL;
+		if (!v && !name)
+			continue;
+		key = field_key(t, p, o, p->tags.fields[f].name);
+		if (!name) {
+			snprintf(num, sizeof(num), "%" PRIu64, v);
+			name = num;
+		}
+		emit(o, key, text(t, o, name, strlen(name)));
+	}
+	if (o->n < o->max)
+		o->labels[o->n++] = (struct pprof_label){ .key = "tag",
+							  .num = (int64_t)tag };
+}
+
+size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
+			 struct pprof_label *out, size_t max, char *buf,
+			 size_t buflen)
+{
+	struct out o = { out, 0, max, buf, 0, buflen };
+	struct pctx *p = lookup(t, s->pid);
+
+	if (s->kind == TP_CTX_OTEL && p)
+		decode_otel(t, p, s, &o);
+	else if (s->kind == TP_CTX_CUSTOM)
+		decode_custom(t, s->blob, s->size, &o);
+	if (s->tag_valid && p)
+		decode_tag(t, p, s, &o);
+	return o.n;
+}
+
+void threadctx__sweep(struct threadctx *t)
+{
+	uint32_t gone[256];
+	size_t it = 0, n = 0;
+	uint64_t v;
+
+	/* A few hundred at a time: the next sweep takes the rest. */
+	while (n < 256 && hashmap__next(t->procs, &it, NULL, NULL, &v)) {
+		const struct pctx *p = (const struct pctx *)(uintptr_t)v;
+
+		if (kill(p->pid, 0) && errno == ESRCH)
+			gone[n++] = p->pid;
+	}
+	for (size_t i = 0; i < n; i++)
+		drop(t, gone[i]);
+}
+
+const char *threadctx__service(struct threadctx *t, uint32_t pid)
+{
+	struct pctx *p = lookup(t, pid);
+
+	return p ? p->ctx.service_name : NULL;
+}
+
+const struct threadctx_stats *threadctx__stats(const struct threadctx *t)
+{
+	return &t->stats;
+}

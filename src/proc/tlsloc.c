@@ -1,0 +1,910 @@
+/* Where a thread-local variable of another process lives, worked out from
+ * the defining ELF module (its symbol and dynamic relocations) and from
+ * the values the dynamic loader wrote into that module's GOT.
+ *
+ * x86-64 glibc uses TLS variant II: the static TLS blocks (the executable's
+ * and those of the libraries loaded at startup, plus dlopen'd ones that fit
+ * the surplus) lie just below the thread pointer, so a variable in one of
+ * them is at tp + tpoff with tpoff < 0. Every module's block is also
+ * reachable through the DTV: tcbhead_t.dtv at tp + 8 points at 16-byte
+ * dtv_t entries, entry modid holding the block's address.
+ *
+ * glibc only. musl also keeps the DTV pointer at tp + 8, but its DTV
+ * entries are bare 8-byte pointers and it lays out static TLS its own way;
+ * telling the two apart (PT_INTERP, or which libc is mapped) and handling
+ * musl is left for later.
+ *
+ * The agent runs as root and reads the files and memory of processes that
+ * may be hostile. Files are opened without side effects and only when they
+ * are the mapped file, read with pread (a truncated file must not SIGBUS
+ * us), and every size, index and value read is bounded before use: a
+ * process can at worst confuse where its own context is read from.
+ */
+#include "proc/targetfile.h"
+#include "proc/tlsloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define TLSLOC_DTV_OFF		8	/* glibc x86-64: offsetof(tcbhead_t, dtv) */
+/* Bounds on values read from files and processes. Real static TLS areas
+ * are kilobytes, module ids count dlopen'd libraries with TLS. */
+#define TLSLOC_TPOFF_MAX	(1ll << 32)
+#define TLSLOC_OFFSET_MAX	(1ull << 32)
+#define TLSLOC_MODID_MAX	(1u << 20)
+#define TLSLOC_ALIGN_MAX	(1u << 20)
+/* Matching relocations tried per module: a hostile file could list
+ * millions, each costing a read of the process. */
+#define TLSLOC_TRIES_MAX	64
+
+/* One line of /proc/PID/maps. */
+struct tlsloc__map {
+	uint64_t start;
+	uint64_t end;
+	uint64_t off;
+	uint64_t ino;
+	unsigned int maj;
+	unsigned int min;
+	bool exec;
+	const char *path;	/* into the line; NULL when not a file */
+};
+
+/* The consecutive mappings of one file: a loaded module. */
+struct tlsloc__mod {
+	uint64_t lo;		/* its mappings span [lo, hi) */
+	uint64_t hi;
+	uint64_t first_end;	/* the lowest one is [lo, first_end), */
+	uint64_t first_off;	/* at this file offset */
+	uint64_t last_off;
+	uint64_t ino;
+	unsigned int maj;
+	unsigned int min;
+	bool exec;
+	char path[PATH_MAX];	/* "" when none (anonymous, too long) */
+};
+
+/* Called for each module with an executable mapping: 0 goes on, anything
+ * else stops the walk and is returned. */
+typedef int (*tlsloc__mod_fn)(int pid, const struct tlsloc__mod *mod,
+			      void *arg);
+
+/* An ELF file open for reading. */
+struct tlsloc__elf {
+	int fd;
+	Elf *elf;
+	GElf_Ehdr ehdr;
+	uint64_t size;		/* of the file */
+};
+
+/* ---- process memory ---- */
+
+/* Fallback for kernels or sandboxes without process_vm_readv. */
+static int tlsloc__read_proc_mem(int pid, uint64_t addr, void *buf,
+				 size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd, err;
+
+	if (addr > INT64_MAX)
+		return -EFAULT;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = pread(fd, buf, len, (off_t)addr);
+	if (n < 0)
+		err = errno == EIO ? -EFAULT : -errno;
+	else
+		err = (size_t)n == len ? 0 : -EFAULT;
+	close(fd);
+	return err;
+}
+
+static int tlsloc__read_mem(int pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = len };
+	ssize_t n;
+
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n >= 0)
+		return (size_t)n == len ? 0 : -EFAULT;
+	if (errno != ENOSYS && errno != EPERM)
+		return -errno;
+	return tlsloc__read_proc_mem(pid, addr, buf, len);
+}
+
+/* ---- mappings ---- */
+
+static bool tlsloc__parse_map(char *line, struct tlsloc__map *m)
+{
+	unsigned long long start, end, off, ino;
+	char perms[8];
+	size_t len;
+	int n = 0;
+
+	len = strlen(line);
+	if (len && line[len - 1] == '\n')
+		line[len - 1] = '\0';
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
+		   perms, &off, &m->maj, &m->min, &ino, &n) != 7 || !n)
+		return false;
+	m->start = start;
+	m->end = end;
+	m->off = off;
+	m->ino = ino;
+	m->exec = strlen(perms) >= 3 && perms[2] == 'x';
+	/* [heap], [vdso] and anonymous memory have no file behind them. */
+	m->path = line[n] == '/' && ino ? line + n : NULL;
+	return start < end;
+}
+
+/* Whether m continues mod: the same file, further into it. */
+static bool tlsloc__same_module(const struct tlsloc__mod *mod,
+				const struct tlsloc__map *m)
+{
+	return mod->path[0] && m->path && m->ino == mod->ino &&
+	       m->maj == mod->maj && m->min == mod->min &&
+	       m->start >= mod->hi && m->off >= mod->last_off &&
+	       !strcmp(m->path, mod->path);
+}
+
+static void tlsloc__mod_begin(struct tlsloc__mod *mod,
+			      const struct tlsloc__map *m)
+{
+	mod->path[0] = '\0';
+	if (!m->path || strlen(m->path) >= sizeof(mod->path))
+		return;
+	strcpy(mod->path, m->path);
+	mod->lo = m->start;
+	mod->hi = m->end;
+	mod->first_end = m->end;
+	mod->first_off = m->off;
+	mod->last_off = m->off;
+	mod->ino = m->ino;
+	mod->maj = m->maj;
+	mod->min = m->min;
+	mod->exec = m->exec;
+}
+
+static void tlsloc__mod_extend(struct tlsloc__mod *mod,
+			       const struct tlsloc__map *m)
+{
+	mod->hi = m->end;
+	mod->last_off = m->off;
+	mod->exec |= m->exec;
+}
+
+/* Only modules with code can be ones the loader loaded. */
+static int tlsloc__mod_done(int pid, const struct tlsloc__mod *mod,
+			    tlsloc__mod_fn fn, void *arg)
+{
+	if (!mod->path[0] || !mod->exec)
+		return 0;
+	return fn(pid, mod, arg);
+}
+
+static int tlsloc__for_each_module(int pid, tlsloc__mod_fn fn, void *arg)
+{
+	struct tlsloc__mod *mod;
+	struct tlsloc__map m;
+	char path[64], *line = NULL;
+	size_t cap = 0;
+	FILE *f = NULL;
+	int err;
+
+	mod = calloc(1, sizeof(*mod));
+	if (!mod) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		err = errno == ENOENT ? -ESRCH : -errno;
+		goto cleanup;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		if (!tlsloc__parse_map(line, &m))
+			continue;
+		if (tlsloc__same_module(mod, &m)) {
+			tlsloc__mod_extend(mod, &m);
+			continue;
+		}
+		err = tlsloc__mod_done(pid, mod, fn, arg);
+		if (err)
+			goto cleanup;
+		tlsloc__mod_begin(mod, &m);
+	}
+	/* A partial list would turn into a wrong -ENOENT. */
+	if (ferror(f)) {
+		err = errno == ESRCH ? -ESRCH : -EIO;
+		goto cleanup;
+	}
+	err = tlsloc__mod_done(pid, mod, fn, arg);
+cleanup:
+	if (f)
+		fclose(f);
+	free(line);
+	free(mod);
+	return err;
+}
+
+/* ---- files ---- */
+
+/* The mapped file itself (targetfile.h): map_files, else the path as the
+ * process sees it, else the host's, only while it is the mapped inode. */
+static int tlsloc__open_mod(int pid, const struct tlsloc__mod *mod)
+{
+	return targetfile__open_mapped((uint32_t)pid, mod->lo, mod->first_end,
+				       mod->path,
+				       (uint64_t)mod->maj << 32 | mod->min,
+				       mod->ino, NULL, 0);
+}
+
+static void tlsloc__elf_close(struct tlsloc__elf *m)
+{
+	if (m->elf)
+		elf_end(m->elf);
+	if (m->fd >= 0)
+		close(m->fd);
+	m->elf = NULL;
+	m->fd = -1;
+}
+
+static int tlsloc__elf_open(int pid, const struct tlsloc__mod *mod,
+			    struct tlsloc__elf *m)
+{
+	struct stat st;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->fd = -1;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		err = -ENOSYS;
+		goto cleanup;
+	}
+	m->fd = tlsloc__open_mod(pid, mod);
+	if (m->fd < 0) {
+		err = m->fd;
+		goto cleanup;
+	}
+	if (fstat(m->fd, &st) != 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	m->size = st.st_size;
+	/* pread, not mmap: the file's owner could truncate it under us. */
+	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
+	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF ||
+	    !gelf_getehdr(m->elf, &m->ehdr)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	return 0;
+cleanup:
+	tlsloc__elf_close(m);
+	return err;
+}
+
+/* A section's data, if it lies within the file and holds entries of type
+ * t; *n is their count (gelf_get* bound each index again). */
+static Elf_Data *tlsloc__sec_data(const struct tlsloc__elf *m, Elf_Scn *scn,
+				  const GElf_Shdr *sh, Elf_Type t, size_t *n)
+{
+	size_t ent = gelf_fsize(m->elf, t, 1, EV_CURRENT);
+
+	if (!ent || sh->sh_entsize != ent || sh->sh_type == SHT_NOBITS ||
+	    sh->sh_offset > m->size || sh->sh_size > m->size - sh->sh_offset)
+		return NULL;
+	*n = sh->sh_size / ent;
+	return elf_getdata(scn, NULL);
+}
+
+/* Defined, and of the kind asked for: a TLS variable or a data object. */
+static bool tlsloc__sym_wanted(const GElf_Sym *s, bool tls)
+{
+	int type = GELF_ST_TYPE(s->st_info);
+
+	/* Absolute values are not relocated with the module. */
+	if (s->st_shndx == SHN_UNDEF || s->st_shndx == SHN_ABS ||
+	    s->st_shndx == SHN_COMMON)
+		return false;
+	if (tls)
+		return type == STT_TLS;
+	return type == STT_OBJECT || type == STT_NOTYPE;
+}
+
+/* The first wanted symbol named name in a table of type sec_type; *tab is
+ * that table's section index, *ndx the symbol's index in it. */
+static int tlsloc__sym_in(const struct tlsloc__elf *m, Elf64_Word sec_type,
+			  const char *name, bool tls, GElf_Sym *sym,
+			  size_t *tab, size_t *ndx)
+{
+	Elf_Scn *scn = NULL;
+	const char *s;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(m->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sec_type)
+			continue;
+		d = tlsloc__sec_data(m, scn, &sh, ELF_T_SYM, &n);
+		if (!d)
+			continue;
+		for (i = 1; i < n; i++) {
+			if (!gelf_getsym(d, i, sym) ||
+			    !tlsloc__sym_wanted(sym, tls))
+				continue;
+			s = elf_strptr(m->elf, sh.sh_link, sym->st_name);
+			if (!s || strcmp(s, name))
+				continue;
+			*tab = elf_ndxscn(scn);
+			*ndx = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* .dynsym first: that is the symbol the loader and relocations see. */
+static int tlsloc__find_sym(const struct tlsloc__elf *m, const char *name,
+			    bool tls, GElf_Sym *sym, size_t *tab, size_t *ndx)
+{
+	if (!tlsloc__sym_in(m, SHT_DYNSYM, name, tls, sym, tab, ndx))
+		return 0;
+	return tlsloc__sym_in(m, SHT_SYMTAB, name, tls, sym, tab, ndx);
+}
+
+/* The load bias: what the loader added to the module's virtual addresses.
+ * Its lowest mapping maps the PT_LOAD holding that file offset. */
+static int tlsloc__bias(const struct tlsloc__elf *m,
+			const struct tlsloc__mod *mod, uint64_t *bias)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t i, phnum;
+	GElf_Phdr ph;
+
+	if (m->ehdr.e_type == ET_EXEC) {
+		*bias = 0;
+		return 0;
+	}
+	if (m->ehdr.e_type != ET_DYN || elf_getphdrnum(m->elf, &phnum) != 0)
+		return -ENOEXEC;
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(m->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (mod->first_off < (ph.p_offset & ~(page - 1)) ||
+		    mod->first_off >= ph.p_offset + ph.p_filesz)
+			continue;
+		/* Mod 2^64: first_off may lie below p_offset, in its page. */
+		*bias = mod->lo - (ph.p_vaddr + (mod->first_off - ph.p_offset));
+		return *bias & (page - 1) ? -EINVAL : 0;
+	}
+	return -EINVAL;
+}
+
+/* ---- tlsloc__read_symbol ---- */
+
+struct tlsloc__read_arg {
+	const char *symbol;
+	void *buf;
+	size_t len;
+	int err;
+};
+
+static int tlsloc__read_in(int pid, const struct tlsloc__mod *mod, void *arg)
+{
+	struct tlsloc__read_arg *a = arg;
+	struct tlsloc__elf m;
+	size_t tab, ndx;
+	uint64_t bias;
+	GElf_Sym sym;
+	int ret = 0;
+
+	if (tlsloc__elf_open(pid, mod, &m))
+		return 0;	/* unreadable or not ELF: cannot define it */
+	if (tlsloc__find_sym(&m, a->symbol, false, &sym, &tab, &ndx))
+		goto cleanup;
+	ret = 1;
+	if (sym.st_size && a->len > sym.st_size)
+		a->err = -EINVAL;
+	else
+		a->err = tlsloc__bias(&m, mod, &bias);
+	if (!a->err)
+		a->err = tlsloc__read_mem(pid, bias + sym.st_value, a->buf,
+					  a->len);
+cleanup:
+	tlsloc__elf_close(&m);
+	return ret;
+}
+
+int tlsloc__read_symbol(int pid, const char *symbol, void *buf, size_t len)
+{
+	struct tlsloc__read_arg a = { .symbol = symbol, .buf = buf,
+				      .len = len };
+	int ret;
+
+	if (pid <= 0 || !symbol || !*symbol || !buf || !len)
+		return -EINVAL;
+	ret = tlsloc__for_each_module(pid, tlsloc__read_in, &a);
+	if (ret < 0)
+		return ret;
+	return ret ? a.err : -ENOENT;
+}
+
+/* ---- tlsloc__find ---- */
+
+#if defined(__x86_64__)
+
+/* How surely a relocation tells where the variable is, best first. */
+enum tlsloc__rank {
+	TLSLOC_EXACT,	/* names the variable: resolved as the loader did */
+	TLSLOC_MODULE,	/* symbol 0: an offset into this module's block */
+	TLSLOC_SIBLING,	/* another TLS symbol defined here: right unless
+			   another module interposes it */
+	TLSLOC_RANKS,
+};
+
+/* What locating the variable in one module needs. */
+struct tlsloc__ctx {
+	int pid;
+	const struct tlsloc__mod *mod;
+	const struct tlsloc__elf *m;
+	uint64_t bias;
+	GElf_Sym var;
+	size_t var_tab;		/* symbol table section holding var */
+	size_t var_ndx;		/* its index there */
+	int tries;
+	int err;		/* the most telling failure so far */
+};
+
+/* One matching relocation. adj is (what it points at) - (the variable),
+ * in bytes of the module's TLS block, mod 2^64. */
+struct tlsloc__rel {
+	uint32_t type;
+	bool exact;
+	uint64_t got;		/* its slot's address in the process */
+	uint64_t adj;
+	Elf_Data *data;		/* its table, to find a DTPOFF64 partner */
+	size_t n;
+	GElf_Rela r;
+};
+
+static bool tlsloc__tls_rel_type(uint32_t type)
+{
+	return type == R_X86_64_TPOFF64 || type == R_X86_64_TLSDESC ||
+	       type == R_X86_64_DTPMOD64;
+}
+
+/* Symbol ndx of symbol table section tab. */
+static bool tlsloc__sym_at(const struct tlsloc__elf *m, size_t tab,
+			   size_t ndx, GElf_Sym *sym)
+{
+	Elf_Scn *scn = elf_getscn(m->elf, tab);
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n;
+
+	if (!scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+		return false;
+	d = tlsloc__sec_data(m, scn, &sh, ELF_T_SYM, &n);
+	return d && ndx < n && gelf_getsym(d, ndx, sym);
+}
+
+/* Whether r, in a table linked to symbol table tab, is a TLS relocation
+ * of the given rank; fills rel if so. */
+static bool tlsloc__rel_match(const struct tlsloc__ctx *c, size_t tab,
+			      const GElf_Rela *r, int rank,
+			      struct tlsloc__rel *rel)
+{
+	size_t symi = GELF_R_SYM(r->r_info);
+	bool is_var = symi && tab == c->var_tab && symi == c->var_ndx;
+	uint64_t size;
+	GElf_Sym s;
+
+	rel->type = GELF_R_TYPE(r->r_info);
+	if (!tlsloc__tls_rel_type(rel->type))
+		return false;
+	rel->exact = rank == TLSLOC_EXACT;
+	switch (rank) {
+	case TLSLOC_EXACT:
+		if (!is_var)
+			return false;
+		rel->adj = r->r_addend;
+		break;
+	case TLSLOC_MODULE:
+		if (symi)
+			return false;
+		rel->adj = r->r_addend - c->var.st_value;
+		break;
+	default:
+		if (!symi || is_var || !tlsloc__sym_at(c->m, tab, symi, &s) ||
+		    !tlsloc__sym_wanted(&s, true))
+			return false;
+		rel->adj = s.st_value + r->r_addend - c->var.st_value;
+		break;
+	}
+	rel->got = c->bias + r->r_offset;
+	rel->r = *r;
+	/* The GOT is in the module's file-backed data. */
+	size = rel->type == R_X86_64_TLSDESC ? 16 : 8;
+	return rel->got >= c->mod->lo && rel->got <= c->mod->hi - size;
+}
+
+static int tlsloc__set_static(struct tp_tls_loc *loc, int64_t tpoff)
+{
+	/* Variant II: the variable lies below the thread pointer. */
+	if (tpoff >= 0 || tpoff < -TLSLOC_TPOFF_MAX)
+		return -EINVAL;
+	memset(loc, 0, sizeof(*loc));
+	loc->kind = TP_TLS_STATIC;
+	loc->tpoff = tpoff;
+	loc->dtv_off = TLSLOC_DTV_OFF;
+	return 0;
+}
+
+static int tlsloc__set_dtv(struct tp_tls_loc *loc, uint64_t modid,
+			   uint64_t offset)
+{
+	if (!modid || modid > TLSLOC_MODID_MAX || offset >= TLSLOC_OFFSET_MAX)
+		return -EINVAL;
+	memset(loc, 0, sizeof(*loc));
+	loc->kind = TP_TLS_DTV;
+	loc->modid = modid;
+	loc->offset = offset;
+	loc->dtv_off = TLSLOC_DTV_OFF;
+	return 0;
+}
+
+/* Initial-exec: the slot holds the target's tpoff. */
+static int tlsloc__from_tpoff64(const struct tlsloc__ctx *c,
+				const struct tlsloc__rel *rel,
+				struct tp_tls_loc *loc)
+{
+	uint64_t v;
+	int err;
+
+	err = tlsloc__read_mem(c->pid, rel->got, &v, sizeof(v));
+	if (err)
+		return err;
+	/* Zero until relocated: nothing static sits at the thread pointer. */
+	if (!v)
+		return -EAGAIN;
+	return tlsloc__set_static(loc, (int64_t)(v - rel->adj));
+}
+
+/* TLSDESC: {entry, arg}. glibc's static resolver returns arg, the
+ * target's tpoff; its dynamic one takes a struct tlsdesc_dynamic_arg,
+ * which starts with the tls_index {ti_module, ti_offset}. */
+static int tlsloc__from_tlsdesc(const struct tlsloc__ctx *c,
+				const struct tlsloc__rel *rel,
+				struct tp_tls_loc *loc)
+{
+	uint64_t desc[2], ti[2];
+	int64_t arg;
+	int err;
+
+	err = tlsloc__read_mem(c->pid, rel->got, desc, sizeof(desc));
+	if (err)
+		return err;
+	arg = (int64_t)desc[1];
+	/* Unrelocated; or bound lazily (glibc before 2.34): arg then points
+	 * at the relocation itself, inside the module. */
+	if (!desc[0] || !arg || (desc[1] >= c->mod->lo && desc[1] < c->mod->hi))
+		return -EAGAIN;
+	if (arg < 0 && arg > -TLSLOC_TPOFF_MAX)
+		return tlsloc__set_static(loc, (int64_t)(desc[1] - rel->adj));
+	err = tlsloc__read_mem(c->pid, desc[1], ti, sizeof(ti));
+	if (err)
+		return err == -EFAULT ? -EINVAL : err;
+	return tlsloc__set_dtv(loc, ti[0], ti[1] - rel->adj);
+}
+
+/* The DTPOFF64 of a global-dynamic GOT pair: the next slot, relocated
+ * against the same symbol. -ENOENT when there is none. */
+static int tlsloc__dtpoff(const struct tlsloc__ctx *c,
+			  const struct tlsloc__rel *rel, uint64_t *offset)
+{
+	GElf_Rela r;
+	uint64_t v;
+	size_t i;
+	int err;
+
+	for (i = 0; i < rel->n; i++) {
+		if (!gelf_getrela(rel->data, i, &r) ||
+		    GELF_R_TYPE(r.r_info) != R_X86_64_DTPOFF64 ||
+		    GELF_R_SYM(r.r_info) != GELF_R_SYM(rel->r.r_info) ||
+		    r.r_offset != rel->r.r_offset + 8)
+			continue;
+		err = tlsloc__read_mem(c->pid, rel->got + 8, &v, sizeof(v));
+		if (err)
+			return err;
+		*offset = v - r.r_addend;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Global- and local-dynamic: the slot holds the module id; the offset is
+ * in the partner slot, or, relative to this module, the symbol's value. */
+static int tlsloc__from_dtpmod64(const struct tlsloc__ctx *c,
+				 const struct tlsloc__rel *rel,
+				 struct tp_tls_loc *loc)
+{
+	uint64_t modid, offset = c->var.st_value;
+	int err;
+
+	err = tlsloc__read_mem(c->pid, rel->got, &modid, sizeof(modid));
+	if (err)
+		return err;
+	if (!modid)
+		return -EAGAIN;
+	if (rel->exact) {
+		err = tlsloc__dtpoff(c, rel, &offset);
+		if (err && err != -ENOENT)
+			return err;
+	}
+	return tlsloc__set_dtv(loc, modid, offset);
+}
+
+static int tlsloc__resolve(const struct tlsloc__ctx *c,
+			   const struct tlsloc__rel *rel,
+			   struct tp_tls_loc *loc)
+{
+	switch (rel->type) {
+	case R_X86_64_TPOFF64:
+		return tlsloc__from_tpoff64(c, rel, loc);
+	case R_X86_64_TLSDESC:
+		return tlsloc__from_tlsdesc(c, rel, loc);
+	default:
+		return tlsloc__from_dtpmod64(c, rel, loc);
+	}
+}
+
+/* Keeps the failure worth reporting: -EAGAIN (retry) over the rest, and
+ * any real one over "no relocation matched". */
+static void tlsloc__note_err(struct tlsloc__ctx *c, int err)
+{
+	if (c->err != -EAGAIN)
+		c->err = err;
+}
+
+/* Tries the dynamic relocations (.rela.dyn, .rela.plt) of one rank. Only
+ * allocated tables: those the loader applies, not the static ones that
+ * --emit-relocs keeps. */
+static int tlsloc__scan_rank(struct tlsloc__ctx *c, int rank,
+			     struct tp_tls_loc *loc)
+{
+	struct tlsloc__rel rel;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Rela r;
+	size_t i;
+	int err;
+
+	while ((scn = elf_nextscn(c->m->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    !(sh.sh_flags & SHF_ALLOC))
+			continue;
+		rel.data = tlsloc__sec_data(c->m, scn, &sh, ELF_T_RELA, &rel.n);
+		if (!rel.data)
+			continue;
+		for (i = 0; i < rel.n; i++) {
+			if (!gelf_getrela(rel.data, i, &r) ||
+			    !tlsloc__rel_match(c, sh.sh_link, &r, rank, &rel))
+				continue;
+			if (c->tries++ >= TLSLOC_TRIES_MAX)
+				return -E2BIG;
+			err = tlsloc__resolve(c, &rel, loc);
+			if (!err)
+				return 0;
+			tlsloc__note_err(c, err);
+		}
+	}
+	return -ENOENT;
+}
+
+static bool tlsloc__phdr(const struct tlsloc__elf *m, uint32_t type,
+			 GElf_Phdr *ph)
+{
+	size_t i, phnum;
+
+	if (elf_getphdrnum(m->elf, &phnum) != 0)
+		return false;
+	for (i = 0; i < phnum; i++)
+		if (gelf_getphdr(m->elf, i, ph) && ph->p_type == type)
+			return true;
+	return false;
+}
+
+/* The value of a dynamic section entry; false when there is none. */
+static bool tlsloc__dyn(const struct tlsloc__elf *m, int64_t tag,
+			uint64_t *val)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Dyn dyn;
+	Elf_Data *d;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(m->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		d = tlsloc__sec_data(m, scn, &sh, ELF_T_DYN, &n);
+		for (i = 0; d && i < n && gelf_getdyn(d, i, &dyn); i++) {
+			if (dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == tag) {
+				*val = dyn.d_un.d_val;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* The executable, not a library: its TLS block is the first one. A PIE
+ * has an interpreter, or says so (static-pie); so do a few libraries
+ * that can also be run (libc.so.6), but those have a soname. */
+static bool tlsloc__is_main(const struct tlsloc__elf *m)
+{
+	uint64_t flags_1 = 0, soname;
+	GElf_Phdr ph;
+
+	if (m->ehdr.e_type == ET_EXEC)
+		return true;
+	if (tlsloc__dyn(m, DT_SONAME, &soname))
+		return false;
+	return tlsloc__phdr(m, PT_INTERP, &ph) ||
+	       (tlsloc__dyn(m, DT_FLAGS_1, &flags_1) && (flags_1 & DF_1_PIE));
+}
+
+/* Local-exec, in the executable: glibc places its block first, ending at
+ * the thread pointer (_dl_determine_tlsoffset, TLS_TCB_AT_TP, offset 0),
+ * its first byte keeping p_vaddr's misalignment. STT_TLS values are
+ * offsets into the block. */
+static int tlsloc__local_exec(const struct tlsloc__ctx *c,
+			      struct tp_tls_loc *loc)
+{
+	uint64_t align, firstbyte, block;
+	GElf_Phdr tls;
+
+	if (!tlsloc__phdr(c->m, PT_TLS, &tls))
+		return -EINVAL;
+	align = tls.p_align ? tls.p_align : 1;
+	if ((align & (align - 1)) || align > TLSLOC_ALIGN_MAX ||
+	    tls.p_memsz >= (uint64_t)TLSLOC_TPOFF_MAX ||
+	    c->var.st_value >= tls.p_memsz)
+		return -EINVAL;
+	firstbyte = -tls.p_vaddr & (align - 1);
+	if (tls.p_memsz < firstbyte)
+		return -EINVAL;
+	block = (tls.p_memsz - firstbyte + align - 1) / align * align +
+		firstbyte;
+	return tlsloc__set_static(loc, (int64_t)c->var.st_value -
+				       (int64_t)block);
+}
+
+static int tlsloc__locate(struct tlsloc__ctx *c, struct tp_tls_loc *loc)
+{
+	int rank, err;
+
+	c->err = -EOPNOTSUPP;	/* module id unknown: nothing matched */
+	for (rank = 0; rank < TLSLOC_RANKS; rank++) {
+		err = tlsloc__scan_rank(c, rank, loc);
+		if (!err)
+			return 0;
+		if (err != -ENOENT) {
+			tlsloc__note_err(c, err);
+			break;
+		}
+	}
+	/* The executable's block never moves, whatever the GOT says yet. */
+	if (tlsloc__is_main(c->m))
+		return tlsloc__local_exec(c, loc);
+	return c->err;
+}
+
+struct tlsloc__find_arg {
+	const char *symbol;
+	struct tp_tls_loc *loc;
+	char *module;
+	size_t modlen;
+	int err;		/* the first defining module's failure */
+};
+
+static void tlsloc__set_module(struct tlsloc__find_arg *a,
+			       const struct tlsloc__mod *mod)
+{
+	if (a->module && a->modlen)
+		snprintf(a->module, a->modlen, "%s", mod->path);
+}
+
+static int tlsloc__find_in(int pid, const struct tlsloc__mod *mod, void *arg)
+{
+	struct tlsloc__find_arg *a = arg;
+	struct tlsloc__ctx c = { .pid = pid, .mod = mod };
+	struct tlsloc__elf m;
+	int ret = 0, err;
+	GElf_Phdr tls;
+
+	if (tlsloc__elf_open(pid, mod, &m))
+		return 0;	/* unreadable or not ELF: cannot define it */
+	/* Without a PT_TLS segment it defines no TLS: spares reading the
+	 * symbol tables of most libraries. */
+	if (m.ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    m.ehdr.e_machine != EM_X86_64 || !tlsloc__phdr(&m, PT_TLS, &tls) ||
+	    tlsloc__find_sym(&m, a->symbol, true, &c.var, &c.var_tab,
+			     &c.var_ndx))
+		goto cleanup;
+	c.m = &m;
+	err = tlsloc__bias(&m, mod, &c.bias);
+	if (!err)
+		err = tlsloc__locate(&c, a->loc);
+	/* The first definer that yields a location wins: the executable
+	 * comes first both in address order and in the loader's lookup
+	 * scope. One that fails may be a file mapped but never loaded (or
+	 * not yet relocated): later ones still get their turn. */
+	if (!err) {
+		tlsloc__set_module(a, mod);
+		ret = 1;
+	} else if (!a->err) {
+		tlsloc__set_module(a, mod);
+		a->err = err;
+	}
+cleanup:
+	tlsloc__elf_close(&m);
+	return ret;
+}
+
+int tlsloc__find(int pid, const char *symbol, struct tp_tls_loc *loc,
+		 char *module, size_t modlen)
+{
+	struct tlsloc__find_arg a = { .symbol = symbol, .loc = loc,
+				      .module = module, .modlen = modlen };
+	int ret;
+
+	if (pid <= 0 || !symbol || !*symbol || !loc)
+		return -EINVAL;
+	memset(loc, 0, sizeof(*loc));
+	if (module && modlen)
+		module[0] = '\0';
+	ret = tlsloc__for_each_module(pid, tlsloc__find_in, &a);
+	if (ret < 0)
+		return ret;
+	if (ret)
+		return 0;
+	return a.err ? a.err : -ENOENT;
+}
+
+#else /* !__x86_64__ */
+
+/* Other architectures use other TLS variants and relocations. */
+int tlsloc__find(int pid, const char *symbol, struct tp_tls_loc *loc,
+		 char *module, size_t modlen)
+{
+	(void)pid;
+	(void)symbol;
+	(void)loc;
+	(void)module;
+	(void)modlen;
+	return -EOPNOTSUPP;
+}
+
+#endif

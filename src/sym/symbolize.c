@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Frames to pprof locations. Every address but the leaf is a return
+ * address: 1 is subtracted so a call that ends a function is attributed to
+ * the caller's function, not the one after it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym/demangle.h"
+#include "sym/elfsym.h"
+#include "kernel/ksyms.h"
+#include "out/pprof.h"
+#include "sample_event.h"
+#include "proc/procs.h"
+#include "sym/symbolize.h"
+#include "sym/symfile.h"
+#include "util/utf8.h"
+
+#define KERNEL_START 0xffff800000000000ull	/* x86-64 and arm64 */
+#define MAX_INLINE 32		/* lines in one location */
+#define NAME_MAX_BYTES 4096	/* of a name or file name, after UTF-8 fixes */
+
+#define FRAME_CACHE_BITS 13
+
+struct frame_slot {
+	uint64_t ver, addr, loc;	/* loc 0: empty */
+};
+
+struct symbolizer {
+	struct procs *procs;
+	struct ksyms *ks;
+	struct pprof *pp;
+	uint64_t gen;			/* bumped per pprof */
+	uint64_t kernel_mapping;	/* pprof id, for gen */
+	uint64_t kernel_gen;
+	bool demangle;
+	struct symbolize_stats stats;
+	struct frame_slot *cache;	/* 1 << FRAME_CACHE_BITS slots */
+	/* one frame's strings while its function is made */
+	char raw[NAME_MAX_BYTES], name[DEMANGLE_MAX], file[NAME_MAX_BYTES];
+};
+
+static bool demangle_default = true;
+
+/* Frame cache: (maps version, address) -> location id of the current
+ * pprof, direct-mapped. A sample's 100+ frames are mostly addresses seen
+ * before; one multiply and one compare each beats a map search and a hash
+ * table probe. Kernel addresses use version 0 (procs count from 1). */
+static size_t frame_slot(uint64_t ver, uint64_t addr)
+{
+	uint64_t h = (addr ^ (ver * 0xff51afd7ed558ccdull)) *
+		     0x9e3779b97f4a7c15ull;
+
+	return h >> (64 - FRAME_CACHE_BITS);
+}
+
+static uint64_t frame_cache_get(struct symbolizer *z, uint64_t ver,
+				uint64_t addr)
+{
+	const struct frame_slot *s = &z->cache[frame_slot(ver, addr)];
+
+	return s->loc && s->addr == addr && s->ver == ver ? s->loc : 0;
+}
+
+static void frame_cache_put(struct symbolizer *z, uint64_t ver,
+			    uint64_t addr, uint64_t loc)
+{
+	z->cache[frame_slot(ver, addr)] = (struct frame_slot){ ver, addr, loc };
+}
+
+void symbolize__set_demangle_default(bool on)
+{
+	demangle_default = on;
+}
+
+struct symbolizer *symbolizer__new(struct procs *procs, struct ksyms *ks)
+{
+	struct symbolizer *z = calloc(1, sizeof(*z));
+
+	if (!z)
+		return NULL;
+	z->cache = calloc(1u << FRAME_CACHE_BITS, sizeof(*z->cache));
+	if (!z->cache) {
+		free(z);
+		return NULL;
+	}
+	z->procs = procs;
+	z->ks = ks;
+	z->demangle = demangle_default;
+	return z;
+}
+
+void symbolizer__free(struct symbolizer *z)
+{
+	if (z)
+		free(z->cache);
+	free(z);
+}
+
+void symbolizer__set_pprof(struct symbolizer *z, struct pprof *pp)
+{
+	z->pp = pp;
+	z->gen++;
+	/* Location ids are the old pprof's. */
+	memset(z->cache, 0, sizeof(*z->cache) << FRAME_CACHE_BITS);
+}
+
+/* A location whose only line is a function called name. */
+static uint64_t named_location(struct symbolizer *z, uint64_t mapping,
+			       uint64_t addr, const char *name)
+{
+	uint64_t fn = pprof__function(z->pp, name, NULL, NULL);
+
+	return fn ? pprof__location(z->pp, mapping, addr, &fn, NULL, 1) : 0;
+}
+
+static uint64_t kernel_mapping(struct symbolizer *z)
+{
+	if (z->kernel_gen != z->gen) {
+		z->kernel_mapping = pprof__mapping(z->pp, KERNEL_START, ~0ull, 0,
+						   "[kernel.kallsyms]", NULL);
+		z->kernel_gen = z->gen;
+	}
+	return z->kernel_mapping;
+}
+
+/* Names the kernel frames missing[0..n) (indexes into kern/locs) in one
+ * lookup and gives each its location. */
+static void name_kernel_frames(struct symbolizer *z, uint64_t mapping,
+			       const uint64_t *addrs, const size_t *missing,
+			       size_t n, uint64_t *locs)
+{
+	const char *names[KSYMS_BATCH];
+	uint64_t batch[KSYMS_BATCH];
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		batch[i] = addrs[missing[i]];
+	ksyms__lookup(z->ks, batch, n, names);
+	for (i = 0; i < n; i++) {
+		if (!names[i]) {
+			z->stats.kernel_no_symbol++;
+			names[i] = "[kernel.kallsyms]";
+		}
+		/* A recursive stack repeats an address: the second is
+		 * found, not added again. */
+		locs[missing[i]] = named_location(z, mapping, batch[i],
+						  names[i]);
+		if (locs[missing[i]])
+			frame_cache_put(z, 0, batch[i], locs[missing[i]]);
+	}
+}
+
+/* Locations of nk kernel frames (0 where none could be made), asking
+ * the kernel symbol source once per batch of new addresses, not once per
+ * frame. addrs gets the return-address-adjusted frames. */
+static void kernel_locations(struct symbolizer *z, const uint64_t *kern,
+			     size_t nk, uint64_t *addrs, uint64_t *locs)
+{
+	uint64_t mapping = kernel_mapping(z);
+	size_t missing[KSYMS_BATCH], nm = 0;
+
+	for (size_t i = 0; i < nk; i++) {
+		addrs[i] = i ? kern[i] - 1 : kern[i];
+		locs[i] = frame_cache_get(z, 0, addrs[i]);
+		if (!locs[i])
+			locs[i] = pprof__find_location(z->pp, mapping,
+						       addrs[i]);
+		if (!locs[i])
+			missing[nm++] = i;
+		else
+			frame_cache_put(z, 0, addrs[i], locs[i]);
+		if (nm == KSYMS_BATCH || (nm && i + 1 == nk)) {
+			name_kernel_frames(z, mapping, addrs, missing, nm,
+					   locs);
+			nm = 0;
+		}
+	}
+}
+
+static uint64_t map_mapping(struct symbolizer *z, struct proc *p,
+			    struct proc_map *m)
+{
+	const char *file = "[anon]", *build_id = NULL;
+	struct symfile *sf;
+
+	if (m->pprof_gen == z->gen)
+		return m->pprof_id;
+	if (m->bin) {
+		file = m->bin->path;
+		sf = procs__map_symfile(z->procs, p, m);
+		build_id = sf ? symfile__build_id(sf) : NULL;
+	}
+	m->pprof_id = pprof__mapping(z->pp, m->start, m->end, m->offset, file,
+				     build_id);
+	m->pprof_gen = z->gen;
+	return m->pprof_id;
+}
+
+/* Name for a mapped address with no symbol: the file, or what the memory
+ * is. Never a guess at a nearby symbol. */
+static const char *fallback_name(struct proc_map *m, char *buf, size_t len)
+{
+	if (!m->bin)
+		return "[anon]";
+	if (m->bin->path[0] == '[')
+		return m->bin->path;	/* [vdso], [vsyscall] and [anon:name] */
+	snprintf(buf, len, "[%s]", m->bin->name);
+	return buf;
+}
+
+/* Memory a JIT may have named in its perf map: anonymous, memfd or named
+ * anonymous (PR_SET_VMA_ANON_NAME) memory. */
+static bool jit_memory(const struct proc_map *m)
+{
+	if (m->anon_exec)
+		return true;
+	return m->bin && (!strncmp(m->bin->path, "[anon:", 6) ||
+			  !strncmp(m->bin->path, "/memfd:", 7));
+}
+
+/* A frame's function: name (demangled unless turned off) and system name
+ * (the symbol as found), both made valid UTF-8. Fallback names like
+ * "[libc.so.6]" are not symbols and get no system name. */
+static uint64_t frame_function(struct symbolizer *z, const char *raw,
+			       bool symbol, const char *file)
+{
+	const char *name;
+
+	utf8__sanitize((const uint8_t *)raw, strnlen(raw, NAME_MAX_BYTES),
+		       z->raw, sizeof(z->raw));
+	name = z->raw;
+	if (symbol && z->demangle &&
+	    demangle__name(z->raw, z->name, sizeof(z->name)))
+		name = z->name;
+	if (file)
+		utf8__sanitize((const uint8_t *)file,
+			       strnlen(file, NAME_MAX_BYTES), z->file,
+			       sizeof(z->file));
+	return pprof__function(z->pp, name, symbol ? z->raw : NULL,
+			       file ? z->file : NULL);
+}
+
+/* A binary that was found but is not trusted (replaced on disk), or is
+ * corrupt. */
+static bool untrusted(const struct proc_map *m)
+{
+	const struct binary *b = m->bin;
+
+	if (!b || !b->loaded)
+		return false;
+	if (b->sf)
+		return elfsym__damaged(b->syms);
+	return b->load_err == ESTALE || b->load_err == ENOEXEC ||
+	       b->load_err == EINVAL;
+}
+
+/* The location of an address in mapping m of process p. */
+static uint64_t mapped_location(struct symbolizer *z, struct proc *p,
+				struct proc_map *m, uint64_t addr)
+{
+	uint64_t mapping, loc, vaddr, fns[MAX_INLINE];
+	int64_t lines[MAX_INLINE];
+	struct symframe fr[MAX_INLINE];
+	const char *fallback;
+	struct symfile *sf;
+	size_t n = 0, i;
+	char buf[96];
+	bool any_line = false;
+
+	mapping = map_mapping(z, p, m);
+	loc = pprof__find_location(z->pp, mapping, addr);
+	if (loc)
+		return loc;
+	sf = m->bin ? procs__map_symfile(z->procs, p, m) : NULL;
+	if (sf && !symfile__offset_to_vaddr(sf, addr - m->start + m->offset,
+					    &vaddr))
+		n = symfile__lookup(procs__symcache(z->procs), sf, vaddr, fr,
+				    MAX_INLINE);
+	if (!n && jit_memory(m)) {
+		fr[0] = (struct symframe){
+			procs__jit_name(z->procs, p, addr), NULL, 0 };
+		if (fr[0].name) {
+			n = 1;
+			z->stats.jit_named++;
+		} else if (m->anon_exec) {
+			z->stats.anon_unnamed++;
+		}
+	}
+	fallback = fallback_name(m, buf, sizeof(buf));
+	if (!n) {
+		z->stats.no_symbol++;
+		if (untrusted(m))
+			z->stats.untrusted++;
+		return named_location(z, mapping, addr, fallback);
+	}
+	for (i = 0; i < n; i++) {
+		fns[i] = frame_function(z, fr[i].name ? fr[i].name : fallback,
+					fr[i].name != NULL, fr[i].file);
+		if (!fns[i])
+			return 0;
+		lines[i] = fr[i].line;
+		any_line |= fr[i].file || fr[i].line;
+	}
+	if (any_line) {
+		z->stats.with_lines++;
+		pprof__mapping_set_info(z->pp, mapping, true, true, true);
+	}
+	z->stats.inlined += n - 1;
+	return pprof__location(z->pp, mapping, addr, fns, lines, n);
+}
+
+static uint64_t user_location(struct symbolizer *z, struct proc *p,
+			      uint64_t addr)
+{
+	struct proc_map *m;
+	uint64_t loc;
+
+	if (p && (loc = frame_cache_get(z, p->maps_ver, addr)))
+		return loc;
+	m = p ? procs__find_map(z->procs, p, addr) : NULL;
+	if (!m) {
+		/* Not cached: a later sample may find it after a reload. */
+		z->stats.unmapped++;
+		loc = pprof__find_location(z->pp, 0, addr);
+		return loc ? loc : named_location(z, 0, addr, "[unknown]");
+	}
+	loc = mapped_location(z, p, m, addr);
+	if (loc)	/* the maps may have been reread meanwhile */
+		frame_cache_put(z, p->maps_ver, addr, loc);
+	return loc;
+}
+
+size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
+			 const uint64_t *user, size_t nu,
+			 const uint64_t *kern, size_t nk, uint64_t *locs)
+{
+	uint64_t kaddrs[TP_MAX_FRAMES], klocs[TP_MAX_FRAMES], loc;
+	size_t n = 0;
+
+	if (nk > TP_MAX_FRAMES)
+		nk = TP_MAX_FRAMES;
+	kernel_locations(z, kern, nk, kaddrs, klocs);
+	for (size_t i = 0; i < nk; i++)
+		if (klocs[i])
+			locs[n++] = klocs[i];
+	/* The user leaf is only a leaf when the kernel did not interrupt a
+	 * syscall: then user[0] is the instruction after the syscall, a
+	 * return address like the others. */
+	for (size_t i = 0; i < nu; i++) {
+		loc = user_location(z, p, (i || nk) ? user[i] - 1 : user[i]);
+		if (loc)
+			locs[n++] = loc;
+	}
+	z->stats.kernel_frames += nk;
+	z->stats.user_frames += nu;
+	return n;
+}
+
+const struct symbolize_stats *symbolizer__stats(const struct symbolizer *z)
+{
+	return &z->stats;
+}

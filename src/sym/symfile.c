@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Symbol files shared by build ID, with their debug files and DWARF. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "sym/elfsym.h"
+#include "util/hashmap.h"
+#include "sym/symfile.h"
+#include "proc/targetfile.h"
+
+#define FRAMES_MAX 64
+
+struct symfile {
+	unsigned int refs;
+	struct elfsym *bin;		/* the binary's own symbols */
+	struct elfsym *dbg;		/* its debug file's, when stripped */
+	char *dwarf_path;		/* the file holding the DWARF, or NULL */
+	uint64_t dwarf_dev, dwarf_ino;	/* ... as it was when found */
+	bool dwarf_follow;		/* found in a debug directory */
+	struct dwarf_file *dw;		/* open, or NULL */
+	uint64_t dw_bytes;
+	uint64_t dw_errors_seen;
+	bool dw_failed;			/* do not try to open it again */
+	uint64_t last_use;
+};
+
+struct symcache {
+	struct hashmap *files;		/* key -> struct symfile * */
+	struct debuginfo_stats *st;
+	uint64_t tick;
+	uint64_t budget;		/* bytes of DWARF sections */
+	uint64_t sym_max;		/* one file's symbol tables */
+	bool budget_set;		/* by TAGPROF_DWARF_MAX_MB */
+	uint64_t dw_bytes;
+	size_t dw_open;
+};
+
+struct symcache *symcache__new(struct debuginfo_stats *stats)
+{
+	struct symcache *c = calloc(1, sizeof(*c));
+	const char *env = getenv("TAGPROF_DWARF_MAX_MB");
+	char *end;
+	unsigned long long mb;
+
+	if (!c)
+		return NULL;
+	c->files = hashmap__new(0);
+	if (!c->files) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->st = stats;
+	c->budget = SYMCACHE_DWARF_BUDGET;
+	if (env && *env) {
+		errno = 0;
+		mb = strtoull(env, &end, 10);
+		if (!errno && !*end && mb < (1ull << 40)) {
+			c->budget = mb << 20;
+			c->budget_set = true;
+		}
+	}
+	return c;
+}
+
+void symcache__set_memory(struct symcache *c, uint64_t max_memory)
+{
+	if (!max_memory)
+		return;
+	c->sym_max = max_memory / SYMCACHE_SYMBOLS_SHARE;
+	if (c->budget_set)
+		return;
+	c->budget = max_memory / SYMCACHE_DWARF_SHARE;
+	if (c->budget > SYMCACHE_DWARF_BUDGET)
+		c->budget = SYMCACHE_DWARF_BUDGET;
+}
+
+static void dwarf_close(struct symcache *c, struct symfile *sf)
+{
+	if (!sf->dw)
+		return;
+	dwarf_file__close(sf->dw);
+	sf->dw = NULL;
+	c->dw_bytes -= sf->dw_bytes;
+	c->dw_open--;
+	sf->dw_bytes = 0;
+	sf->dw_errors_seen = 0;
+}
+
+static void symfile_free(struct symcache *c, struct symfile *sf)
+{
+	if (!sf)
+		return;
+	dwarf_close(c, sf);
+	elfsym__free(sf->bin);
+	elfsym__free(sf->dbg);
+	free(sf->dwarf_path);
+	free(sf);
+}
+
+void symcache__free(struct symcache *c)
+{
+	size_t it = 0;
+	uint64_t v;
+
+	if (!c)
+		return;
+	while (hashmap__next(c->files, &it, NULL, NULL, &v))
+		symfile_free(c, (struct symfile *)(uintptr_t)v);
+	hashmap__free(c->files);
+	free(c);
+}
+
+/* Loads the binary, finds its debug file when it lacks a symbol table or
+ * DWARF, and notes where the DWARF is. */
+static struct symfile *symfile_load(struct symcache *c,
+				    const struct symfile_source *src)
+{
+	struct symfile *sf = calloc(1, sizeof(*sf));
+	struct debug_target t = { 0 };
+	char *dbg_path = NULL;
+	bool dbg_follow = false;
+	const char *id;
+	int err;
+
+	if (!sf) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	sf->bin = elfsym__open_fd(src->fd, c->sym_max);
+	if (!sf->bin)
+		goto fail;
+	/* The file may have been replaced since its build ID was read. */
+	id = elfsym__build_id(sf->bin);
+	if (src->build_id && (!id || strcmp(id, src->build_id))) {
+		errno = ESTALE;
+		goto fail;
+	}
+	if (!elfsym__has_symtab(sf->bin) || !elfsym__has_dwarf(sf->bin)) {
+		t.root = src->root;
+		t.path = src->orig_path;
+		t.build_id = id;
+		t.debuglink = elfsym__debuglink(sf->bin, &t.crc);
+		t.dev = src->dev;
+		t.ino = src->ino;
+		t.sym_max = c->sym_max;
+		sf->dbg = debuginfo__find(&t, &dbg_path, &dbg_follow, c->st);
+		if (!sf->dbg && !elfsym__has_symtab(sf->bin))
+			c->st->debug_missing++;
+	}
+	/* DWARF is opened when first needed: by path again, and only if it
+	 * is still the file read now. */
+	if (elfsym__has_dwarf(sf->bin)) {
+		sf->dwarf_path = strdup(src->path);
+		elfsym__file_id(sf->bin, &sf->dwarf_dev, &sf->dwarf_ino);
+		if (!sf->dwarf_path)
+			sf->dw_failed = true;
+	} else if (sf->dbg && elfsym__has_dwarf(sf->dbg)) {
+		sf->dwarf_path = dbg_path;
+		sf->dwarf_follow = dbg_follow;
+		dbg_path = NULL;
+		elfsym__file_id(sf->dbg, &sf->dwarf_dev, &sf->dwarf_ino);
+	}
+	/* Symbols of the debug file only matter for a stripped binary. */
+	if (sf->dbg && elfsym__has_symtab(sf->bin) &&
+	    elfsym__count(sf->bin)) {
+		elfsym__free(sf->dbg);
+		sf->dbg = NULL;
+	}
+	free(dbg_path);
+	if (elfsym__over_budget(sf->bin) || elfsym__over_budget(sf->dbg))
+		c->st->symbols_over_budget++;
+	c->st->files++;
+	return sf;
+fail:
+	err = errno;
+	symfile_free(c, sf);
+	errno = err;
+	return NULL;
+}
+
+/* Cache key: the build ID, else the file itself. */
+static int make_key(const struct symfile_source *src, char *key, size_t len)
+{
+	int n;
+
+	if (src->build_id && *src->build_id)
+		n = snprintf(key, len, "id:%s", src->build_id);
+	else
+		n = snprintf(key, len, "file:%" PRIx64 ":%" PRIu64, src->dev,
+			     src->ino);
+	return n > 0 && (size_t)n < len ? n : -ENAMETOOLONG;
+}
+
+struct symfile *symcache__get(struct symcache *c,
+			      const struct symfile_source *src)
+{
+	struct symfile_source opened;
+	char key[PATH_MAX + 96];
+	struct symfile *sf;
+	struct stat st;
+	uint64_t v;
+	int n, fd = -1;
+
+	if (!src->ino) {
+		/* A file by path alone: opened the one way (targetfile.h). */
+		fd = targetfile__open(src->path, NULL, &st);
+		if (fd < 0) {
+			errno = -fd;
+			return NULL;
+		}
+		opened = *src;
+		opened.fd = fd;
+		opened.dev = targetfile__dev(st.st_dev);
+		opened.ino = st.st_ino;
+		src = &opened;
+	}
+	n = make_key(src, key, sizeof(key));
+	if (n < 0) {
+		errno = -n;
+		sf = NULL;
+		goto out;
+	}
+	if (hashmap__get(c->files, key, n, &v)) {
+		sf = (struct symfile *)(uintptr_t)v;
+		sf->refs++;
+		c->st->shared++;
+		goto out;
+	}
+	sf = symfile_load(c, src);
+	if (sf && hashmap__put(c->files, key, n, (uintptr_t)sf)) {
+		symfile_free(c, sf);
+		sf = NULL;
+		errno = ENOMEM;
+	}
+	if (sf)
+		sf->refs = 1;
+out:
+	if (fd >= 0) {
+		n = errno;
+		close(fd);
+		errno = n;
+	}
+	return sf;
+}
+
+void symcache__put(struct symcache *c, struct symfile *sf)
+{
+	(void)c;
+	if (sf && sf->refs)
+		sf->refs--;
+}
+
+void symcache__sweep(struct symcache *c)
+{
+	size_t it = 0, n = 0, cap = 0, len;
+	const void *key;
+	uint64_t v;
+	char **keys = NULL, **tmp;
+	size_t *lens = NULL, *ltmp;
+
+	while (hashmap__next(c->files, &it, &key, &len, &v)) {
+		if (((struct symfile *)(uintptr_t)v)->refs)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			tmp = realloc(keys, cap * sizeof(*keys));
+			if (tmp)
+				keys = tmp;
+			ltmp = realloc(lens, cap * sizeof(*lens));
+			if (ltmp)
+				lens = ltmp;
+			if (!tmp || !ltmp)
+				break;
+		}
+		keys[n] = malloc(len);
+		if (!keys[n])
+			break;
+		memcpy(keys[n], key, len);
+		lens[n++] = len;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (hashmap__del(c->files, keys[i], lens[i], &v))
+			symfile_free(c, (struct symfile *)(uintptr_t)v);
+		free(keys[i]);
+	}
+	free(keys);
+	free(lens);
+}
+
+size_t symcache__count(const struct symcache *c)
+{
+	return hashmap__size(c->files);
+}
+
+uint64_t symcache__dwarf_bytes(const struct symcache *c)
+{
+	return c->dw_bytes;
+}
+
+struct elfsym *symfile__elfsym(const struct symfile *sf)
+{
+	return sf ? sf->bin : NULL;
+}
+
+const char *symfile__build_id(const struct symfile *sf)
+{
+	return sf ? elfsym__build_id(sf->bin) : NULL;
+}
+
+int symfile__offset_to_vaddr(const struct symfile *sf, uint64_t file_offset,
+			     uint64_t *vaddr)
+{
+	return sf ? elfsym__offset_to_vaddr(sf->bin, file_offset, vaddr) :
+		    -ENOENT;
+}
+
+bool symfile__has_dwarf(const struct symfile *sf)
+{
+	return sf && sf->dwarf_path && !sf->dw_failed;
+}
+
+bool symfile__has_debug_file(const struct symfile *sf)
+{
+	return sf && (sf->dbg || (sf->dwarf_path && !elfsym__has_dwarf(sf->bin)));
+}
+
+/* Closes the least recently used handle other than keep; false if none. */
+static bool evict_one(struct symcache *c, const struct symfile *keep)
+{
+	struct symfile *lru = NULL, *sf;
+	size_t it = 0;
+	uint64_t v;
+
+	while (hashmap__next(c->files, &it, NULL, NULL, &v)) {
+		sf = (struct symfile *)(uintptr_t)v;
+		if (sf->dw && sf != keep && (!lru || sf->last_use < lru->last_use))
+			lru = sf;
+	}
+	if (!lru)
+		return false;
+	dwarf_close(c, lru);
+	c->st->dwarf_evicted++;
+	return true;
+}
+
+static void dwarf_open(struct symcache *c, struct symfile *sf)
+{
+	uint64_t bytes = 0;
+	int err;
+
+	if (!c->budget) {
+		sf->dw_failed = true;
+		return;
+	}
+	err = dwarf_file__open(sf->dwarf_path, &(struct targetfile_want){
+				.dev = sf->dwarf_dev, .ino = sf->dwarf_ino,
+				.follow = sf->dwarf_follow },
+			       c->budget, &sf->dw, &bytes);
+	if (err) {
+		sf->dw_failed = true;
+		if (err == -E2BIG)
+			c->st->dwarf_too_big++;
+		else if (err == -ESTALE)
+			c->st->dwarf_changed++;
+		else if (err == -EXDEV)
+			c->st->dwarf_external++;
+		else if (err != -ENOENT && err != -ENOMEM)
+			c->st->dwarf_errors++;
+		return;
+	}
+	c->st->dwarf_opened++;
+	sf->dw_bytes = bytes;
+	c->dw_bytes += bytes;
+	c->dw_open++;
+	while ((c->dw_bytes > c->budget || c->dw_open > SYMCACHE_DWARF_OPEN_MAX) &&
+	       evict_one(c, sf))
+		;
+}
+
+size_t symfile__lookup(struct symcache *c, struct symfile *sf, uint64_t vaddr,
+		       struct symframe *out, size_t max)
+{
+	struct dwframe f[FRAMES_MAX];
+	const char *name = NULL;
+	size_t n = 0, i;
+	uint64_t errs;
+
+	if (!sf || !max)
+		return 0;
+	sf->last_use = ++c->tick;
+	if (sf->dbg)
+		name = elfsym__lookup(sf->dbg, vaddr, NULL);
+	if (!name)
+		name = elfsym__lookup(sf->bin, vaddr, NULL);
+	if (sf->dwarf_path && !sf->dw_failed && !sf->dw)
+		dwarf_open(c, sf);
+	if (sf->dw) {
+		n = dwarf_file__lookup(sf->dw, vaddr, f,
+				       max < FRAMES_MAX ? max : FRAMES_MAX);
+		errs = dwarf_file__errors(sf->dw);
+		if (errs > sf->dw_errors_seen) {
+			c->st->dwarf_errors += errs - sf->dw_errors_seen;
+			sf->dw_errors_seen = errs;
+		}
+	}
+	for (i = 0; i < n; i++)
+		out[i] = (struct symframe){ f[i].name, f[i].file, f[i].line };
+	if (!n) {
+		if (!name)
+			return 0;
+		out[0] = (struct symframe){ name, NULL, 0 };
+		return 1;
+	}
+	/* The function holding the code is named as without DWARF. */
+	if (name)
+		out[n - 1].name = name;
+	return n;
+}

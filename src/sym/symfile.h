@@ -1,0 +1,96 @@
+/* The symbols of one ELF file as the symbolizer uses them: its own symbol
+ * table, its debug file's when it is stripped, and DWARF (its own or the
+ * debug file's) for source lines and inlined functions.
+ *
+ * Files are cached by GNU build ID, so every process and container that
+ * maps the same build shares one copy; files without a build ID are cached
+ * per file. A file is freed once no binary refers to it (symcache__sweep).
+ * DWARF is opened on first use and kept within a memory budget: when the
+ * open DWARF handles would exceed it, the least recently used are closed
+ * (and reopened if needed again). */
+#ifndef TAGPROF_SYMFILE_H
+#define TAGPROF_SYMFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sym/debuginfo.h"
+
+/* Default budget for the DWARF sections held in memory, and the most DWARF
+ * handles open at once. TAGPROF_DWARF_MAX_MB overrides the budget (0: no
+ * DWARF at all). A file over the budget is named from its symbol tables.
+ * The agent aims at 32 MB RSS in all; glibc's debug file (libc6-dbg) alone
+ * is 10 MB of DWARF once inflated, ~25 ms of CPU, so it stays out. */
+#define SYMCACHE_DWARF_BUDGET	(8ull << 20)
+#define SYMCACHE_DWARF_SHARE	8	/* at most an eighth of max-memory */
+#define SYMCACHE_DWARF_OPEN_MAX	64
+/* One file's symbol tables may cost at most a quarter of max-memory (the
+ * agent's --max-memory; `record`: 512M): the rest of a binary's owner's
+ * making is left out and its functions go unnamed, counted. */
+#define SYMCACHE_SYMBOLS_SHARE	4
+
+struct elfsym;
+struct symfile;
+struct symcache;
+
+/* stats is updated as files are loaded and looked up; it must outlive c. */
+struct symcache *symcache__new(struct debuginfo_stats *stats);
+
+/* The agent's --max-memory: the DWARF budget becomes at most an eighth of
+ * it (unless TAGPROF_DWARF_MAX_MB set it). 0 changes nothing. */
+void symcache__set_memory(struct symcache *c, uint64_t max_memory);
+void symcache__free(struct symcache *c);	/* accepts NULL */
+
+/* Where the file a process maps was found, and what to look for. */
+struct symfile_source {
+	const char *path;	/* where the file was opened, for its DWARF
+				 * later, e.g. /proc/PID/map_files/... */
+	int fd;			/* the file, opened by targetfile__open_mapped */
+	uint64_t dev, ino;	/* and its identity, as maps shows it; ino 0:
+				 * fd is unset, path is opened instead */
+	const char *build_id;	/* its build ID, or NULL when it has none */
+	const char *root;	/* the process's root, for debug files */
+	const char *orig_path;	/* the path in the process's view */
+};
+
+/* The cached file for src, loading it (and finding its debug file) on
+ * first use. Takes a reference, which symcache__put drops. NULL with
+ * errno when the file cannot be read (ENOEXEC: not ELF; EINVAL: corrupt). */
+struct symfile *symcache__get(struct symcache *c,
+			      const struct symfile_source *src);
+void symcache__put(struct symcache *c, struct symfile *sf);  /* accepts NULL */
+
+/* Frees files no binary refers to any more. */
+void symcache__sweep(struct symcache *c);
+
+size_t symcache__count(const struct symcache *c);		/* files held */
+uint64_t symcache__dwarf_bytes(const struct symcache *c);	/* DWARF held */
+
+/* The binary's own symbols (build ID, PT_LOADs, symbol tables). */
+struct elfsym *symfile__elfsym(const struct symfile *sf);
+const char *symfile__build_id(const struct symfile *sf);
+int symfile__offset_to_vaddr(const struct symfile *sf, uint64_t file_offset,
+			     uint64_t *vaddr);
+
+/* Whether DWARF was found for the file (its own or its debug file's), and
+ * whether its function names came from a debug file. */
+bool symfile__has_dwarf(const struct symfile *sf);
+bool symfile__has_debug_file(const struct symfile *sf);
+
+/* One frame: raw (mangled) function name, source file and line. */
+struct symframe {
+	const char *name;	/* NULL: none known */
+	const char *file;	/* NULL: none known */
+	int line;		/* 0: none known */
+};
+
+/* Frames for the link-time address vaddr, innermost first (inlined
+ * functions, then the function holding the code), at most max. The
+ * outermost frame is named by the symbol table, else by DWARF. Strings
+ * stay valid until the next call on c. Returns 0 when nothing at all is
+ * known of vaddr. */
+size_t symfile__lookup(struct symcache *c, struct symfile *sf, uint64_t vaddr,
+		       struct symframe *out, size_t max);
+
+#endif
