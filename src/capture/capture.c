@@ -11,13 +11,13 @@
 
 #include "capture/capture.h"
 #include "unwind/elfimage.h"
-#include "kernel/ksyms.h"
+#include "kernel/ksymbolizer.h"
 #include "proc/pbcheck.h"
 #include "out/pprof.h"
-#include "proc/procs.h"
+#include "proc/proctable.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
-#include "sym/symbolize.h"
+#include "sym/symbolizer.h"
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
 
@@ -26,8 +26,8 @@
 struct capture {
 	struct capture_opts o;
 	struct sampler *sampler;
-	struct procs *procs;
-	struct ksyms *ks;
+	struct proctable *procs;
+	struct ksymbolizer *ks;
 	struct symbolizer *sym;
 	struct threadctx *tc;
 	struct unwinder *uw;
@@ -99,7 +99,7 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 	memcpy(comm, s->comm, TP_COMM_LEN);
 	comm[TP_COMM_LEN] = '\0';
 	if (s->pid) {
-		p = procs__get(c->procs, s->pid, s->start_ns, comm);
+		p = proctable__get(c->procs, s->pid, s->start_ns, comm);
 		threadctx__on_sample(c->tc, s->pid, s->start_ns);
 	}
 	nu = unwinder__user_stack(c->uw, p, &(struct unwind_sample){
@@ -192,7 +192,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 			c->win_bad++;
 			return 0;
 		}
-		procs__forget(c->procs, t->pid);
+		proctable__forget(c->procs, t->pid);
 		unwinder__forget(c->uw, t->pid);
 		if (t->type == TP_REC_EXEC)
 			threadctx__on_exec(c->tc, t->pid);
@@ -213,10 +213,10 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	 * this threshold as big blocks are freed and serves them from the
 	 * heap, where freed room stays in the process. */
 	mallopt(M_MMAP_THRESHOLD, 256 << 10);
-	c->ks = ksyms__new(!getenv("TAGPROF_KALLSYMS"));
-	c->procs = procs__new();
+	c->ks = ksymbolizer__new(!getenv("TAGPROF_KALLSYMS"));
+	c->procs = proctable__new();
 	if (c->procs)
-		procs__set_memory(c->procs, o->max_memory);
+		proctable__set_memory(c->procs, o->max_memory);
 	c->sym = c->ks ? symbolizer__new(c->procs, c->ks) : NULL;
 	c->pp = new_pprof(c);
 	c->tc = threadctx__new(&o->filters);
@@ -364,7 +364,7 @@ static void targetfile_comment(struct capture *c, struct pprof *pp)
 {
 	const struct targetfile_stats *fs = targetfile__stats();
 	const struct unwind_stats *us = unwinder__stats(c->uw);
-	const struct procs_stats *ps = procs__stats(c->procs);
+	const struct proctable_stats *ps = proctable__stats(c->procs);
 
 	comment(pp, "target files since start: %" PRIu64 " opened (%" PRIu64
 		" through /proc/PID/map_files, %" PRIu64 " times not "
@@ -383,10 +383,10 @@ static void targetfile_comment(struct capture *c, struct pprof *pp)
 static void add_comments(struct capture *c, struct pprof *pp,
 			 const struct tp_stats *st, const struct tp_stats *cpu)
 {
-	const struct symbolize_stats *ss = symbolizer__stats(c->sym);
-	const struct procs_stats *ps = procs__stats(c->procs);
+	const struct symbolizer_stats *ss = symbolizer__stats(c->sym);
+	const struct proctable_stats *ps = proctable__stats(c->procs);
 	const struct threadctx_stats *ts = threadctx__stats(c->tc);
-	const struct ksyms_stats *ks = ksyms__stats(c->ks);
+	const struct ksymbolizer_stats *ks = ksymbolizer__stats(c->ks);
 	char refused[160];
 
 	comment(pp, "tagprof " TAGPROF_VERSION);
@@ -404,7 +404,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		PRIu64 " without symbol; names from %s, %" PRIu64 " addresses "
 		"asked, %" PRIu64 " BPF lookup failures)", ss->user_frames,
 		ss->unmapped, ss->no_symbol, ss->kernel_frames,
-		ss->kernel_no_symbol, ksyms__source(c->ks), ks->lookups,
+		ss->kernel_no_symbol, ksymbolizer__source(c->ks), ks->lookups,
 		ks->bpf_failed);
 	comment(pp, "processes since start: %" PRIu64 " seen, %" PRIu64
 		" maps unreadable, %" PRIu64 " maps kept in part over the "
@@ -544,7 +544,7 @@ void capture__set_dropping(struct capture *c, bool drop)
 void capture__sweep(struct capture *c)
 {
 	unwinder__sweep(c->uw);
-	procs__sweep(c->procs);
+	proctable__sweep(c->procs);
 	threadctx__sweep(c->tc);
 }
 
@@ -568,13 +568,13 @@ uint64_t capture__total_lost(struct capture *c)
 
 size_t capture__processes(const struct capture *c)
 {
-	return procs__count(c->procs);
+	return proctable__count(c->procs);
 }
 
 uint64_t capture__perfmaps_unread(const struct capture *c, char *buf,
 				  size_t len)
 {
-	const struct procs_stats *ps = procs__stats(c->procs);
+	const struct proctable_stats *ps = proctable__stats(c->procs);
 
 	snprintf(buf, len, "%" PRIu64 " not read over the memory budget (%"
 		 PRIu64 " KiB a process, %" PRIu64 " KiB in all, shares of "
@@ -609,7 +609,7 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 		"tagprof: %.1f s, event %s, %" PRIu64 " samples, %llu lost, "
 		"%" PRIu64 " processes\n", duration_ns / 1e9, c->o.event.name,
 		c->samples, (unsigned long long)st.lost,
-		procs__stats(c->procs)->procs_seen);
+		proctable__stats(c->procs)->procs_seen);
 	if (st.lost)
 		fprintf(stderr, "tagprof: warning: %llu samples were lost "
 			"because the ring buffer was full (see the profile's "
@@ -674,8 +674,8 @@ void capture__free(struct capture *c)
 	unwinder__free(c->uw);
 	pprof__free(c->pp);
 	symbolizer__free(c->sym);
-	procs__free(c->procs);
-	ksyms__free(c->ks);
+	proctable__free(c->procs);
+	ksymbolizer__free(c->ks);
 	free(c->last);
 	free(c);
 }

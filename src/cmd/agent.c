@@ -21,13 +21,13 @@
 #include "cmd/config.h"
 #include "kernel/events.h"
 #include "out/pprof.h"
-#include "proc/procs.h"
+#include "proc/proctable.h"
 #include "out/push.h"
 #include "out/retention.h"
 #include "cmd/signals.h"
-#include "out/sink.h"
+#include "out/atomicfile.h"
 #include "unwind/unwind.h"
-#include "sym/symbolize.h"
+#include "sym/symbolizer.h"
 
 #define DEFAULT_CONFIG "/etc/tagprof/agent.conf"
 #define MAX_SERVICES 1024
@@ -344,7 +344,7 @@ static int flush_pending(struct agent *a, int *first_err)
 	while (done < a->npending) {
 		struct pending *p = &a->pending[done];
 
-		ret = sink__write_atomic(p->path, p->data, p->len, 0640);
+		ret = atomicfile__write(p->path, p->data, p->len, 0640);
 		if (ret) {
 			if (!*first_err)
 				*first_err = ret;
@@ -384,7 +384,7 @@ static void write_service(struct agent *a, const struct pprof *pp,
 		push__enqueue(a->push, service, keys, vals, 1, start, end, data,
 			      len);
 	/* Older refused files go first, so the directory stays in order. */
-	ret = a->npending ? -EAGAIN : sink__write_atomic(path, data, len, 0640);
+	ret = a->npending ? -EAGAIN : atomicfile__write(path, data, len, 0640);
 	if (ret) {
 		if (!r->write_err && ret != -EAGAIN)
 			r->write_err = ret;
@@ -619,7 +619,7 @@ int agent_main(int argc, char **argv)
 	}
 	retention__clean_temp(a.cfg.output_dir);
 	gethostname(a.host, sizeof(a.host) - 1);
-	symbolize__set_demangle_default(!a.no_demangle);
+	symbolizer__set_demangle_default(!a.no_demangle);
 	install_signals();
 	ret = 1;
 	if (choose_event(&a) || start_push(&a) || start_capture(&a))

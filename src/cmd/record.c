@@ -25,9 +25,9 @@
 #include "cmd/record.h"
 #include "sample_event.h"
 #include "cmd/signals.h"
-#include "out/sink.h"
+#include "out/atomicfile.h"
 #include "unwind/unwind.h"
-#include "sym/symbolize.h"
+#include "sym/symbolizer.h"
 
 #define DEFAULT_FREQ 99
 #define LABEL_FREQ 999		/* a per-query capture wants detail */
@@ -534,7 +534,7 @@ static int write_profile(struct capture *c, const char *path)
 	int ret = pp ? pprof__encode(pp, &buf, &len) : -ENOMEM;
 
 	if (!ret)
-		ret = sink__write_atomic(path, buf, len, 0640);
+		ret = atomicfile__write(path, buf, len, 0640);
 	if (ret)
 		fprintf(stderr, "tagprof: cannot write %s: %s\n", path,
 			strerror(-ret));
@@ -590,7 +590,7 @@ static int run(struct record_opts *o)
 		goto cleanup;
 	}
 	fill_capture_opts(o, &ch, &co);
-	symbolize__set_demangle_default(!o->no_demangle);
+	symbolizer__set_demangle_default(!o->no_demangle);
 	install_signals();
 	c = capture__start(&co, err, sizeof(err));
 	if (!c) {
@@ -644,7 +644,7 @@ int record_main(int argc, char **argv)
 		fprintf(stderr, "tagprof: %s\n", why);
 		return 1;
 	}
-	ret = sink__check_writable(o.output);
+	ret = atomicfile__check_writable(o.output);
 	if (ret) {
 		fprintf(stderr, "tagprof: cannot write %s: %s\n", o.output,
 			strerror(-ret));

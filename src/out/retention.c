@@ -31,8 +31,8 @@
 #define RETENTION_SERVICE_NONE	"unknown"
 /* "YYYYMMDDTHHMMSSZ" */
 #define RETENTION_STAMP_LEN	16
-/* sink__write_atomic's temporary names: "." base "." and six characters of
- * [A-Za-z0-9], the base cut to 200 characters (see src/sink.c). */
+/* atomicfile__write's temporary names: "." base "." and six characters of
+ * [A-Za-z0-9], the base cut to 200 characters (see src/out/atomicfile.c). */
 #define RETENTION_TMP_BASE_MAX	200
 #define RETENTION_TMP_SUFFIX	6
 
@@ -166,7 +166,7 @@ static bool retention__is_profile_name(const char *name)
 	return true;
 }
 
-/* True for exactly the temporary names sink__write_atomic makes for a
+/* True for exactly the temporary names atomicfile__write makes for a
  * target whose name ends in .pb.gz: "." base "." XXXXXX. */
 static bool retention__is_temp_name(const char *name)
 {
@@ -180,7 +180,7 @@ static bool retention__is_temp_name(const char *name)
 		if (!retention__is_alnum(name[i]))
 			return false;
 	base_len = len - RETENTION_TMP_SUFFIX - 2;
-	/* A base longer than sink's cut would not end in .pb.gz any more. */
+	/* A base longer than atomicfile's cut would not end in .pb.gz any more. */
 	if (base_len <= RETENTION_SUFFIX_LEN ||
 	    base_len > RETENTION_TMP_BASE_MAX)
 		return false;
@@ -211,7 +211,7 @@ static int retention__opendir(const char *dir, DIR **d)
 }
 
 /* A regular file we wrote: not followed, owned by our effective uid (the
- * owner of every file sink__write_atomic creates). 1 yes, 0 no or gone,
+ * owner of every file atomicfile__write creates). 1 yes, 0 no or gone,
  * -errno otherwise. */
 static int retention__ours(int dfd, const char *name, struct stat *st)
 {

@@ -21,7 +21,7 @@ int retention__file_name(const char *dir, time_t start, const char *service,
 			 char *path, size_t len);
 
 /* Removes temporary files a crash left behind: regular files owned by our
- * effective uid named as sink__write_atomic names them for a profile
+ * effective uid named as atomicfile__write names them for a profile
  * (".<name>.pb.gz.XXXXXX"). Returns how many were removed, or -errno. */
 int retention__clean_temp(const char *dir);
 

@@ -15,7 +15,7 @@
 #include "proc/procctx.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
-#include "proc/tags.h"
+#include "proc/tagdecl.h"
 #include "proc/threadctx.h"
 #include "proc/tlsloc.h"
 #include "util/utf8.h"
@@ -54,7 +54,7 @@ struct pctx {
 	uint64_t found_ns;	/* when discovery first found something */
 	struct tp_proc_cfg cfg;
 	struct procctx ctx;
-	struct tags tags;
+	struct tagdecl tags;
 };
 
 struct threadctx {
@@ -111,7 +111,7 @@ static void pctx_free(void *ptr)
 	if (!p)
 		return;
 	procctx__clear(&p->ctx);
-	tags__clear(&p->tags);
+	tagdecl__clear(&p->tags);
 	free(p);
 }
 
@@ -177,7 +177,7 @@ static void fill_tags(const struct threadctx *t, struct pctx *p)
 	uint64_t mask = 0, value = 0;
 
 	if (t->tag_field &&
-	    !tags__filter(&p->tags, t->tag_field, t->tag_name, &mask, &value)) {
+	    !tagdecl__filter(&p->tags, t->tag_field, t->tag_name, &mask, &value)) {
 		mask = 0;
 		value = 1;	/* (tag & 0) != 1: never */
 	}
@@ -253,7 +253,7 @@ static void check_schema(struct threadctx *t, struct pctx *p)
 
 static void load_tags(struct threadctx *t, struct pctx *p)
 {
-	tags__load(&p->tags, &p->ctx);
+	tagdecl__load(&p->tags, &p->ctx);
 	if (p->tags.reg)
 		count_once(&p->counted.tags, &t->stats.tag_procs);
 }
@@ -676,14 +676,14 @@ static const char *field_key(struct threadctx *t, struct pctx *p,
 static const char *tag_value_name(struct threadctx *t, struct pctx *p,
 				  size_t f, uint64_t v, uint64_t sample_ns)
 {
-	const char *name = tags__name(&p->tags, f, v);
+	const char *name = tagdecl__name(&p->tags, f, v);
 
 	if (name)
 		return name;
 	if (reread_due(p, sample_ns)) {
 		if (refresh_ctx(t, p) == 0) {
 			t->stats.ctx_refreshes++;
-			name = tags__name(&p->tags, f, v);
+			name = tagdecl__name(&p->tags, f, v);
 		}
 	}
 	if (!name)
@@ -704,8 +704,8 @@ static void decode_tag(struct threadctx *t, struct pctx *p,
 	if (!tag || !p->tags.reg)
 		return;
 	for (size_t f = 0; f < p->tags.nfields; f++) {
-		v = tags__field_value(&p->tags, f, tag);
-		name = v || tags__name(&p->tags, f, 0) ?
+		v = tagdecl__field_value(&p->tags, f, tag);
+		name = v || tagdecl__name(&p->tags, f, 0) ?
 			       tag_value_name(t, p, f, v, s->time_ns) : NULL;
 		if (!v && !name)
 			continue;

@@ -47,7 +47,7 @@
 #include "sym/elfsym.h"
 #include "util/hashmap.h"
 #include "proc/procctx.h"
-#include "proc/procs.h"
+#include "proc/proctable.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
 #include "proc/targetfile.h"
@@ -119,7 +119,7 @@ struct uwproc {
 };
 
 struct unwinder {
-	struct procs *procs;
+	struct proctable *procs;
 	struct sampler *sampler;
 	int mode;
 	int verbose;
@@ -462,7 +462,7 @@ static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
 	/* The function's entry: its symbol's start, or its FDE's where no
 	 * symbol covers it (a stripped library's local functions). */
 	syms = m->bin && b != u->vdso_bin ?
-		       procs__binary_syms(u->procs, p, m->bin) : NULL;
+		       proctable__binary_syms(u->procs, p, m->bin) : NULL;
 	if (syms && elfsym__lookup(syms, vaddr, &v) && v > fn)
 		fn = v;		/* the closer one: an FDE may start later */
 	need = false;
@@ -514,7 +514,7 @@ static size_t fp_stack(struct unwinder *u, struct proc *p,
 		return n;
 	/* After a syscall fp[0] is a return address: its call is before. */
 	pc = s->in_kernel ? s->fp[0] - 1 : s->fp[0];
-	m = procs__find_map(u->procs, p, pc);
+	m = proctable__find_map(u->procs, p, pc);
 	if (!m || !m->bin)
 		return n;
 	b = bin_get(u, p->pid, m);
@@ -862,7 +862,7 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 	size_t nfast, n;
 
 	/* A pc outside the maps read so far: re-read them (rate-limited). */
-	procs__find_map(u->procs, p, s->regs->ip);
+	proctable__find_map(u->procs, p, s->regs->ip);
 	nfast = rules_stack(u, p, s, fast);
 	if (nfast) {
 		u->stats.cfi_rules++;
@@ -1060,7 +1060,7 @@ fail:
 	u->vdso_len = 0;
 }
 
-struct unwinder *unwinder__new(struct procs *procs, int mode)
+struct unwinder *unwinder__new(struct proctable *procs, int mode)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
@@ -1128,7 +1128,7 @@ void unwinder__sweep(struct unwinder *u)
 		up->dwfl_failed = false;
 		up->maps = NULL;
 		if (n < sizeof(gone) / sizeof(gone[0]) &&
-		    !procs__alive(u->procs, up->pid, up->start_ns))
+		    !proctable__alive(u->procs, up->pid, up->start_ns))
 			gone[n++] = up->pid;
 	}
 	for (size_t i = 0; i < n; i++)

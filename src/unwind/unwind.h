@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct procs;
+struct proctable;
 struct proc;
 struct sampler;
 struct tp_sample;
@@ -38,7 +38,7 @@ struct unwinder;
 
 /* mode: enum tp_unwind_mode. The sampler (for `auto` marks) may be set
  * later with unwinder__attach. NULL on ENOMEM. */
-struct unwinder *unwinder__new(struct procs *procs, int mode);
+struct unwinder *unwinder__new(struct proctable *procs, int mode);
 void unwinder__attach(struct unwinder *u, struct sampler *s);
 /* >0: a line on stderr when `auto` marks or unmarks a process. */
 void unwinder__set_verbose(struct unwinder *u, int verbose);

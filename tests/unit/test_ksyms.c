@@ -4,10 +4,10 @@
  * /proc/kallsyms fallback, and a sample's kernel frames in the profile in
  * the order they were taken. */
 #include "check.h"
-#include "kernel/ksyms.h"
+#include "kernel/ksymbolizer.h"
 #include "out/pprof.h"
 #include "pprof_decode.h"
-#include "sym/symbolize.h"
+#include "sym/symbolizer.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -89,11 +89,11 @@ static size_t next_addr(size_t i)
 
 /* Looks up PICK symbols (one byte into each) in batches of batch and
  * checks each answer against /proc/kallsyms; returns symbols checked. */
-static size_t check_spread(struct ksyms *k, size_t batch, int *bad)
+static size_t check_spread(struct ksymbolizer *k, size_t batch, int *bad)
 {
-	uint64_t addrs[KSYMS_BATCH];
-	size_t idx[KSYMS_BATCH], n = 0, checked = 0, i, j, next;
-	const char *names[KSYMS_BATCH];
+	uint64_t addrs[KSYMBOLIZER_BATCH];
+	size_t idx[KSYMBOLIZER_BATCH], n = 0, checked = 0, i, j, next;
+	const char *names[KSYMBOLIZER_BATCH];
 
 	for (i = 0; i < nsyms; i += nsyms / PICK + 1) {
 		next = next_addr(i);
@@ -104,7 +104,7 @@ static size_t check_spread(struct ksyms *k, size_t batch, int *bad)
 		addrs[n++] = syms[i].addr + 1;
 		if (n < batch && i + nsyms / PICK + 1 < nsyms)
 			continue;
-		ksyms__lookup(k, addrs, n, names);
+		ksymbolizer__lookup(k, addrs, n, names);
 		for (j = 0; j < n; j++, checked++) {
 			if (names[j] && alias_of(idx[j], names[j]))
 				continue;
@@ -121,56 +121,56 @@ static size_t check_spread(struct ksyms *k, size_t batch, int *bad)
 
 static void test_names_match_kallsyms(void)
 {
-	struct ksyms *k = ksyms__new(true);
+	struct ksymbolizer *k = ksymbolizer__new(true);
 	int bad = 0;
 	size_t checked;
 
 	CHECK(k);
-	CHECK(!strcmp(ksyms__source(k), "kernel (BPF %ps)"));
-	checked = check_spread(k, KSYMS_BATCH, &bad);
+	CHECK(!strcmp(ksymbolizer__source(k), "kernel (BPF %ps)"));
+	checked = check_spread(k, KSYMBOLIZER_BATCH, &bad);
 	fprintf(stderr, "  %zu of %zu symbols checked, %d wrong\n", checked,
 		nsyms, bad);
 	CHECK(checked >= PICK / 2);
 	CHECK(bad == 0);
-	CHECK(ksyms__stats(k)->lookups == checked);
-	CHECK(ksyms__stats(k)->bpf_batches >= checked / KSYMS_BATCH);
-	CHECK(ksyms__stats(k)->bpf_failed == 0);
-	CHECK(ksyms__stats(k)->unnamed == 0);
+	CHECK(ksymbolizer__stats(k)->lookups == checked);
+	CHECK(ksymbolizer__stats(k)->bpf_batches >= checked / KSYMBOLIZER_BATCH);
+	CHECK(ksymbolizer__stats(k)->bpf_failed == 0);
+	CHECK(ksymbolizer__stats(k)->unnamed == 0);
 	/* Still answered by the kernel, never by the file. */
-	CHECK(!strcmp(ksyms__source(k), "kernel (BPF %ps)"));
-	ksyms__free(k);
+	CHECK(!strcmp(ksymbolizer__source(k), "kernel (BPF %ps)"));
+	ksymbolizer__free(k);
 }
 
 static void test_odd_batches(void)
 {
-	struct ksyms *k = ksyms__new(true);
+	struct ksymbolizer *k = ksymbolizer__new(true);
 	int bad = 0;
 
 	CHECK(k);
 	CHECK(check_spread(k, 1, &bad) > 0);
 	CHECK(check_spread(k, 7, &bad) > 0);
 	CHECK(bad == 0);
-	ksyms__free(k);
+	ksymbolizer__free(k);
 }
 
 /* More than a batch is cut to a batch; nothing past it is written. */
 static void test_batch_limit(void)
 {
-	uint64_t addrs[KSYMS_BATCH + 1];
-	const char *names[KSYMS_BATCH + 1];
-	struct ksyms *k = ksyms__new(true);
+	uint64_t addrs[KSYMBOLIZER_BATCH + 1];
+	const char *names[KSYMBOLIZER_BATCH + 1];
+	struct ksymbolizer *k = ksymbolizer__new(true);
 	size_t i;
 
 	CHECK(k);
-	for (i = 0; i <= KSYMS_BATCH; i++)
+	for (i = 0; i <= KSYMBOLIZER_BATCH; i++)
 		addrs[i] = syms[nsyms / 2].addr + 1;
-	names[KSYMS_BATCH] = "untouched";
-	ksyms__lookup(k, addrs, KSYMS_BATCH + 1, names);
-	CHECK(!strcmp(names[KSYMS_BATCH], "untouched"));
-	for (i = 0; i < KSYMS_BATCH; i++)
+	names[KSYMBOLIZER_BATCH] = "untouched";
+	ksymbolizer__lookup(k, addrs, KSYMBOLIZER_BATCH + 1, names);
+	CHECK(!strcmp(names[KSYMBOLIZER_BATCH], "untouched"));
+	for (i = 0; i < KSYMBOLIZER_BATCH; i++)
 		CHECK(names[i] && alias_of(nsyms / 2, names[i]));
-	CHECK(ksyms__stats(k)->lookups == KSYMS_BATCH);
-	ksyms__free(k);
+	CHECK(ksymbolizer__stats(k)->lookups == KSYMBOLIZER_BATCH);
+	ksymbolizer__free(k);
 }
 
 /* User-space, non-canonical and unmapped kernel addresses have no name,
@@ -181,30 +181,30 @@ static void test_no_symbol(void)
 				   0xffffffffffff0000ull };
 	const size_t n = sizeof(addrs) / sizeof(addrs[0]);
 	const char *names[sizeof(addrs) / sizeof(addrs[0])];
-	struct ksyms *k = ksyms__new(true);
+	struct ksymbolizer *k = ksymbolizer__new(true);
 
 	CHECK(k);
-	ksyms__lookup(k, addrs, n, names);
+	ksymbolizer__lookup(k, addrs, n, names);
 	for (size_t i = 0; i < n; i++)
 		CHECK(names[i] == NULL);
-	CHECK(ksyms__stats(k)->unnamed == n);
-	ksyms__free(k);
+	CHECK(ksymbolizer__stats(k)->unnamed == n);
+	ksymbolizer__free(k);
 }
 
 /* Without the BPF program, /proc/kallsyms is read on the first lookup
  * and gives the same names. */
 static void test_kallsyms_fallback(void)
 {
-	struct ksyms *k = ksyms__new(false);
+	struct ksymbolizer *k = ksymbolizer__new(false);
 	int bad = 0;
 
 	CHECK(k);
-	CHECK(!strcmp(ksyms__source(k), "/proc/kallsyms (not read yet)"));
-	CHECK(check_spread(k, KSYMS_BATCH, &bad) >= PICK / 2);
+	CHECK(!strcmp(ksymbolizer__source(k), "/proc/kallsyms (not read yet)"));
+	CHECK(check_spread(k, KSYMBOLIZER_BATCH, &bad) >= PICK / 2);
 	CHECK(bad == 0);
-	CHECK(!strcmp(ksyms__source(k), "/proc/kallsyms"));
-	CHECK(ksyms__stats(k)->bpf_batches == 0);
-	ksyms__free(k);
+	CHECK(!strcmp(ksymbolizer__source(k), "/proc/kallsyms"));
+	CHECK(ksymbolizer__stats(k)->bpf_batches == 0);
+	ksymbolizer__free(k);
 }
 
 static const Perftools__Profiles__Location *
@@ -238,7 +238,7 @@ static void test_stack_order(void)
 	const uint64_t user[2] = { 0x401234, 0x405678 };
 	uint64_t kern[4], want[6], locs[6];
 	size_t idx[4], n = 0, i, got;
-	struct ksyms *k = ksyms__new(false);
+	struct ksymbolizer *k = ksymbolizer__new(false);
 	struct pprof *pp = pprof__new(&t, 1, t, 1);
 	struct symbolizer *z = symbolizer__new(NULL, k);
 	Perftools__Profiles__Profile *pr;
@@ -288,7 +288,7 @@ static void test_stack_order(void)
 	perftools__profiles__profile__free_unpacked(pr, NULL);
 	symbolizer__free(z);
 	pprof__free(pp);
-	ksyms__free(k);
+	ksymbolizer__free(k);
 }
 
 /* BPF syscall programs (what the lookup runs as) came in Linux 5.14. */

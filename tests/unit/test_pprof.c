@@ -1,4 +1,4 @@
-/* Unit tests for the pprof builder, the hash map and the output sink.
+/* Unit tests for the pprof builder, the hash map and the atomic file writer.
  * Profiles are checked by really decoding them: gunzip with zlib, unpack
  * with protobuf-c, and (when Go is installed) read back by `go tool pprof`,
  * the consumer that matters. */
@@ -20,7 +20,7 @@
 #include "util/hashmap.h"
 #include "out/pprof.h"
 #include "profile.pb-c.h"
-#include "out/sink.h"
+#include "out/atomicfile.h"
 
 #define PERIOD 10101010
 
@@ -707,7 +707,7 @@ static void test_hashmap_free_values(void)
 		CHECK(freed_times[i] == 1);
 }
 
-/* ---- sink tests ---- */
+/* ---- atomic file tests ---- */
 
 static char tmpdir[64];
 
@@ -793,15 +793,15 @@ static void sink_write_readback(void)
 	const char data[] = "hello\0world";
 	const char *out = tmp_path("out.pb.gz");
 
-	CHECK(sink__write_atomic(out, data, sizeof(data), 0640) == 0);
+	CHECK(atomicfile__write(out, data, sizeof(data), 0640) == 0);
 	check_written(out, data, sizeof(data), 0640);
 	CHECK(!check_case_failed);
 	CHECK(count_entries() == 1);
 	/* Overwrite: new content and new mode. */
-	CHECK(sink__write_atomic(out, "xyz", 3, 0604) == 0);
+	CHECK(atomicfile__write(out, "xyz", 3, 0604) == 0);
 	check_written(out, "xyz", 3, 0604);
 	CHECK(!check_case_failed);
-	CHECK(sink__write_atomic(out, NULL, 0, 0600) == 0);
+	CHECK(atomicfile__write(out, NULL, 0, 0600) == 0);
 	check_written(out, "", 0, 0600);
 	CHECK(!check_case_failed);
 	CHECK(count_entries() == 1);
@@ -820,9 +820,9 @@ static void sink_replaces_symlink(void)
 	const char *victim = tmp_path("victim"), *out = tmp_path("out");
 	char buf[16];
 
-	CHECK(sink__write_atomic(victim, "orig", 4, 0644) == 0);
+	CHECK(atomicfile__write(victim, "orig", 4, 0644) == 0);
 	CHECK(symlink(victim, out) == 0);
-	CHECK(sink__write_atomic(out, "new", 3, 0600) == 0);
+	CHECK(atomicfile__write(out, "new", 3, 0600) == 0);
 	check_written(out, "new", 3, 0600);     /* lstat: a file now */
 	CHECK(!check_case_failed);
 	CHECK(read_file(victim, buf, sizeof(buf)) == 4);
@@ -845,16 +845,16 @@ static void sink_failures(void)
 	const char *subdir = tmp_path("subdir");
 	struct stat st;
 
-	CHECK(sink__write_atomic(in_missing, "x", 1, 0644) == -ENOENT);
+	CHECK(atomicfile__write(in_missing, "x", 1, 0644) == -ENOENT);
 	CHECK(stat(missing, &st) < 0 && errno == ENOENT);
 	CHECK(count_entries() == 0);
 	/* Fails at the rename, after the temporary file exists: it must
 	 * be removed again and the directory left alone. */
 	CHECK(mkdir(subdir, 0755) == 0);
-	CHECK(sink__write_atomic(subdir, "x", 1, 0644) == -EISDIR);
+	CHECK(atomicfile__write(subdir, "x", 1, 0644) == -EISDIR);
 	CHECK(stat(subdir, &st) == 0 && S_ISDIR(st.st_mode));
 	CHECK(count_entries() == 1);
-	CHECK(sink__write_atomic(tmp_path("trailing/"), "x", 1, 0644) ==
+	CHECK(atomicfile__write(tmp_path("trailing/"), "x", 1, 0644) ==
 	      -EISDIR);
 	CHECK(count_entries() == 1);
 }
@@ -870,17 +870,17 @@ static void sink_check_writable(void)
 {
 	const char *file = tmp_path("file");
 
-	CHECK(sink__check_writable(tmp_path("nodir/out.pb.gz")) == -ENOENT);
-	CHECK(sink__check_writable("/tmp/tagprof-never-created.pb.gz") == 0);
-	CHECK(sink__check_writable(tmp_path("out.pb.gz")) == 0);
-	CHECK(sink__check_writable("relative.pb.gz") == 0);
-	CHECK(sink__check_writable(tmpdir) == -EISDIR);
-	CHECK(sink__check_writable("/tmp") == -EISDIR);
-	CHECK(sink__check_writable("/tmp/") == -EISDIR);
-	CHECK(sink__write_atomic(file, "x", 1, 0644) == 0);
-	CHECK(sink__check_writable(file) == 0);     /* would be replaced */
-	CHECK(sink__check_writable(tmp_path("file/out")) == -ENOTDIR);
-	CHECK(sink__check_writable("") == -ENOENT);
+	CHECK(atomicfile__check_writable(tmp_path("nodir/out.pb.gz")) == -ENOENT);
+	CHECK(atomicfile__check_writable("/tmp/tagprof-never-created.pb.gz") == 0);
+	CHECK(atomicfile__check_writable(tmp_path("out.pb.gz")) == 0);
+	CHECK(atomicfile__check_writable("relative.pb.gz") == 0);
+	CHECK(atomicfile__check_writable(tmpdir) == -EISDIR);
+	CHECK(atomicfile__check_writable("/tmp") == -EISDIR);
+	CHECK(atomicfile__check_writable("/tmp/") == -EISDIR);
+	CHECK(atomicfile__write(file, "x", 1, 0644) == 0);
+	CHECK(atomicfile__check_writable(file) == 0);     /* would be replaced */
+	CHECK(atomicfile__check_writable(tmp_path("file/out")) == -ENOTDIR);
+	CHECK(atomicfile__check_writable("") == -ENOENT);
 	CHECK(count_entries() == 1);                /* checks create nothing */
 }
 
@@ -956,7 +956,7 @@ static void test_pprof_go_tool(void)
 	pprof__free(p);
 	CHECK(err == 0);
 	CHECK(make_tmpdir());
-	err = sink__write_atomic(tmp_path("ref.pb.gz"), gz, len, 0644);
+	err = atomicfile__write(tmp_path("ref.pb.gz"), gz, len, 0644);
 	free(gz);
 	if (!err)
 		go_pprof_reads(tmp_path("ref.pb.gz"));

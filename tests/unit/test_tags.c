@@ -7,7 +7,7 @@
 #include "check.h"
 #include "proc/procctx.h"
 #include "sample_event.h"
-#include "proc/tags.h"
+#include "proc/tagdecl.h"
 
 static char *list_a[] = { "operator:16", "pipeline:16" };
 static char *names_a[] = { "operator:1=scan", "operator:2=join", "pipeline:2=probe",
@@ -36,28 +36,28 @@ static void make_ctx(struct procctx *c, const char *reg, char **fields,
 static void test_declaration(void)
 {
 	struct procctx c;
-	struct tags t = { 0 };
+	struct tagdecl t = { 0 };
 
 	make_ctx(&c, "r15", list_a, 2, names_a, 7);
-	CHECK(tags__load(&t, &c) == 0);
+	CHECK(tagdecl__load(&t, &c) == 0);
 	CHECK(t.reg == TP_TAG_R15);
 	CHECK(t.nfields == 2);
 	CHECK(!strcmp(t.fields[0].name, "operator") && t.fields[0].shift == 0 &&
 	      t.fields[0].bits == 16);
 	CHECK(!strcmp(t.fields[1].name, "pipeline") && t.fields[1].shift == 16);
 	/* the later name for operator 1 wins; malformed entries are skipped */
-	CHECK(!strcmp(tags__name(&t, 0, 1), "seqscan"));
-	CHECK(!strcmp(tags__name(&t, 0, 2), "join"));
-	CHECK(!strcmp(tags__name(&t, 1, 2), "probe"));
-	CHECK(tags__name(&t, 0, 3) == NULL);
-	CHECK(tags__field_value(&t, 0, 0x00020001) == 1);
-	CHECK(tags__field_value(&t, 1, 0x00020001) == 2);
+	CHECK(!strcmp(tagdecl__name(&t, 0, 1), "seqscan"));
+	CHECK(!strcmp(tagdecl__name(&t, 0, 2), "join"));
+	CHECK(!strcmp(tagdecl__name(&t, 1, 2), "probe"));
+	CHECK(tagdecl__name(&t, 0, 3) == NULL);
+	CHECK(tagdecl__field_value(&t, 0, 0x00020001) == 1);
+	CHECK(tagdecl__field_value(&t, 1, 0x00020001) == 2);
 	/* each field takes its own bits, all of them and no more */
-	CHECK(tags__field_value(&t, 0, 0xffffffffffffffffull) == 0xffff);
-	CHECK(tags__field_value(&t, 1, 0xffffffffffffffffull) == 0xffff);
-	CHECK(tags__field_value(&t, 0, 0x00018000) == 0x8000);
-	CHECK(tags__field_value(&t, 1, 0x80010000) == 0x8001);
-	tags__clear(&t);
+	CHECK(tagdecl__field_value(&t, 0, 0xffffffffffffffffull) == 0xffff);
+	CHECK(tagdecl__field_value(&t, 1, 0xffffffffffffffffull) == 0xffff);
+	CHECK(tagdecl__field_value(&t, 0, 0x00018000) == 0x8000);
+	CHECK(tagdecl__field_value(&t, 1, 0x80010000) == 0x8001);
+	tagdecl__clear(&t);
 }
 
 static void test_invalid_declarations(void)
@@ -67,61 +67,61 @@ static void test_invalid_declarations(void)
 	static char *zero[] = { "a:0" };
 	static char *full[] = { "a:64" };
 	struct procctx c;
-	struct tags t = { 0 };
+	struct tagdecl t = { 0 };
 
 	make_ctx(&c, "r15", too_wide, 2, NULL, 0);
-	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	CHECK(tagdecl__load(&t, &c) == 0 && t.reg == 0);
 	make_ctx(&c, "r15", bad, 1, NULL, 0);
-	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	CHECK(tagdecl__load(&t, &c) == 0 && t.reg == 0);
 	make_ctx(&c, "r15", zero, 1, NULL, 0);
-	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	CHECK(tagdecl__load(&t, &c) == 0 && t.reg == 0);
 	make_ctx(&c, "rax", list_a, 2, NULL, 0);	/* not a tag register */
-	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	CHECK(tagdecl__load(&t, &c) == 0 && t.reg == 0);
 	make_ctx(&c, "r12", full, 1, NULL, 0);
-	CHECK(tags__load(&t, &c) == 0 && t.reg == TP_TAG_R12);
-	CHECK(tags__field_value(&t, 0, ~0ull) == ~0ull);
-	tags__clear(&t);
+	CHECK(tagdecl__load(&t, &c) == 0 && t.reg == TP_TAG_R12);
+	CHECK(tagdecl__field_value(&t, 0, ~0ull) == ~0ull);
+	tagdecl__clear(&t);
 	memset(&c, 0, sizeof(c));			/* no declaration at all */
-	CHECK(tags__load(&t, &c) == 0 && t.reg == 0);
+	CHECK(tagdecl__load(&t, &c) == 0 && t.reg == 0);
 }
 
 static void test_filter(void)
 {
 	struct procctx c;
-	struct tags t = { 0 };
+	struct tagdecl t = { 0 };
 	uint64_t mask, value;
 
 	make_ctx(&c, "r15", list_a, 2, names_a, 7);
-	CHECK(tags__load(&t, &c) == 0);
-	CHECK(tags__filter(&t, "operator", "join", &mask, &value));
+	CHECK(tagdecl__load(&t, &c) == 0);
+	CHECK(tagdecl__filter(&t, "operator", "join", &mask, &value));
 	CHECK(mask == 0xffff && value == 2);
-	CHECK(tags__filter(&t, "pipeline", "probe", &mask, &value));
+	CHECK(tagdecl__filter(&t, "pipeline", "probe", &mask, &value));
 	CHECK(mask == 0xffff0000 && value == 0x20000);
-	CHECK(tags__filter(&t, "pipeline", "7", &mask, &value));	/* number */
+	CHECK(tagdecl__filter(&t, "pipeline", "7", &mask, &value));	/* number */
 	CHECK(value == 7u << 16);
-	CHECK(!tags__filter(&t, "pipeline", "70000", &mask, &value));	/* too big */
-	CHECK(!tags__filter(&t, "operator", "nosuchname", &mask, &value));
+	CHECK(!tagdecl__filter(&t, "pipeline", "70000", &mask, &value));	/* too big */
+	CHECK(!tagdecl__filter(&t, "operator", "nosuchname", &mask, &value));
 	/* names match whole, in their own field only */
-	CHECK(!tags__filter(&t, "operator", "joi", &mask, &value));
-	CHECK(!tags__filter(&t, "operator", "join2", &mask, &value));
-	CHECK(!tags__filter(&t, "pipeline", "join", &mask, &value));
-	CHECK(!tags__filter(&t, "operator", "probe", &mask, &value));
+	CHECK(!tagdecl__filter(&t, "operator", "joi", &mask, &value));
+	CHECK(!tagdecl__filter(&t, "operator", "join2", &mask, &value));
+	CHECK(!tagdecl__filter(&t, "pipeline", "join", &mask, &value));
+	CHECK(!tagdecl__filter(&t, "operator", "probe", &mask, &value));
 	/* a number is the other field's value, not the name's */
-	CHECK(tags__filter(&t, "pipeline", "2", &mask, &value));
+	CHECK(tagdecl__filter(&t, "pipeline", "2", &mask, &value));
 	CHECK(mask == 0xffff0000 && value == 0x20000);
-	CHECK(!tags__filter(&t, "nosuchfield", "1", &mask, &value));
-	CHECK(!tags__filter(&t, "operator", "", &mask, &value));
-	tags__clear(&t);
+	CHECK(!tagdecl__filter(&t, "nosuchfield", "1", &mask, &value));
+	CHECK(!tagdecl__filter(&t, "operator", "", &mask, &value));
+	tagdecl__clear(&t);
 }
 
 static void test_reg_index(void)
 {
 #if defined(__x86_64__)
-	CHECK(tags__reg_index("r15") == TP_TAG_R15);
-	CHECK(tags__reg_index("rbx") == TP_TAG_RBX);
-	CHECK(tags__reg_index("r11") == 0);
-	CHECK(tags__reg_index("r155") == 0);
-	CHECK(tags__reg_index("") == 0);
+	CHECK(tagdecl__reg_index("r15") == TP_TAG_R15);
+	CHECK(tagdecl__reg_index("rbx") == TP_TAG_RBX);
+	CHECK(tagdecl__reg_index("r11") == 0);
+	CHECK(tagdecl__reg_index("r155") == 0);
+	CHECK(tagdecl__reg_index("") == 0);
 #endif
 }
 

@@ -15,7 +15,7 @@
 #include "sym/elfsym.h"
 #include "util/hashmap.h"
 #include "proc/perfmap.h"
-#include "proc/procs.h"
+#include "proc/proctable.h"
 #include "sym/symfile.h"
 #include "proc/targetfile.h"
 
@@ -37,12 +37,12 @@
 #define RECORD_MEMORY		(512ull << 20)
 #define DELETED_SUFFIX " (deleted)"
 
-struct procs {
+struct proctable {
 	struct hashmap *by_pid;		/* pid -> struct proc * */
 	struct hashmap *binaries;	/* "dev:ino:path" -> struct binary * */
 	struct symcache *symcache;	/* symbol files by build ID */
 	uint64_t maps_ver;		/* last proc.maps_ver given out */
-	struct procs_stats stats;
+	struct proctable_stats stats;
 	long clk_tck;
 };
 
@@ -54,9 +54,9 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-struct procs *procs__new(void)
+struct proctable *proctable__new(void)
 {
-	struct procs *t = calloc(1, sizeof(*t));
+	struct proctable *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
@@ -65,15 +65,15 @@ struct procs *procs__new(void)
 	t->symcache = symcache__new(&t->stats.sym);
 	t->clk_tck = sysconf(_SC_CLK_TCK);
 	if (!t->by_pid || !t->binaries || !t->symcache || t->clk_tck <= 0) {
-		procs__free(t);
+		proctable__free(t);
 		errno = ENOMEM;
 		return NULL;
 	}
-	procs__set_memory(t, 0);
+	proctable__set_memory(t, 0);
 	return t;
 }
 
-void procs__set_memory(struct procs *t, uint64_t max_memory)
+void proctable__set_memory(struct proctable *t, uint64_t max_memory)
 {
 	if (!max_memory)
 		max_memory = RECORD_MEMORY;
@@ -134,7 +134,7 @@ static void proc_free(void *ptr)
 	free(p);
 }
 
-void procs__free(struct procs *t)
+void proctable__free(struct proctable *t)
 {
 	if (!t)
 		return;
@@ -145,7 +145,7 @@ void procs__free(struct procs *t)
 }
 
 /* Shared binary record for a mapped file; created on first sight. */
-static struct binary *binary_get(struct procs *t, const char *path,
+static struct binary *binary_get(struct proctable *t, const char *path,
 				 uint64_t dev, uint64_t ino)
 {
 	char key[PATH_MAX + 64];
@@ -205,7 +205,7 @@ struct hdr_map {
 
 /* Parses one /proc/PID/maps line into m; false for lines to skip. Notes
  * mappings of file offset 0 in *hdr. */
-static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m,
+static bool parse_maps_line(struct proctable *t, char *line, struct proc_map *m,
 			    struct hdr_map *hdr)
 {
 	unsigned long long start, end, off, ino;
@@ -247,7 +247,7 @@ static bool parse_maps_line(struct procs *t, char *line, struct proc_map *m,
 	return true;
 }
 
-static int load_maps(struct procs *t, struct proc *p)
+static int load_maps(struct proctable *t, struct proc *p)
 {
 	char path[64], *line = NULL;
 	struct proc_map *maps = NULL, *tmp;
@@ -355,7 +355,7 @@ static void read_exe_name(struct proc *p, const char *comm)
 	p->exe[strnlen(base, sizeof(p->exe) - 1)] = '\0';
 }
 
-static struct proc *proc_create(struct procs *t, uint32_t pid,
+static struct proc *proc_create(struct proctable *t, uint32_t pid,
 				uint64_t start_ns, const char *comm)
 {
 	struct proc *p = calloc(1, sizeof(*p));
@@ -385,7 +385,7 @@ static struct proc *proc_create(struct procs *t, uint32_t pid,
 	return p;
 }
 
-struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t start_ns,
+struct proc *proctable__get(struct proctable *t, uint32_t pid, uint64_t start_ns,
 			const char *comm)
 {
 	struct proc *p;
@@ -396,7 +396,7 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t start_ns,
 		if (p->start_ns == start_ns)
 			return p;
 		/* Missed the exit event (lost, or before we started). */
-		procs__forget(t, pid);
+		proctable__forget(t, pid);
 	}
 	p = proc_create(t, pid, start_ns, comm);
 	if (!p)
@@ -408,7 +408,7 @@ struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t start_ns,
 	return p;
 }
 
-void procs__forget(struct procs *t, uint32_t pid)
+void proctable__forget(struct proctable *t, uint32_t pid)
 {
 	uint64_t v;
 
@@ -434,7 +434,7 @@ static struct proc_map *map_search(struct proc *p, uint64_t addr)
 	return NULL;
 }
 
-struct proc_map *procs__find_map(struct procs *t, struct proc *p,
+struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 				 uint64_t addr)
 {
 	struct proc_map *m;
@@ -486,7 +486,7 @@ static void binary_path(const struct binary *b, char *buf, size_t len)
 /* Loads the symbols of the file open at fd, read from path (the mapped
  * file: targetfile__open_mapped checked it). 0, or -errno; -ESTALE when
  * its build ID is not the one the process has in memory. */
-static int load_binary(struct procs *t, const struct proc *p,
+static int load_binary(struct proctable *t, const struct proc *p,
 		       struct binary *b, int fd, const char *path,
 		       const char *orig, const char *expected)
 {
@@ -514,7 +514,7 @@ static int load_binary(struct procs *t, const struct proc *p,
 
 /* The file is the mapped one by device and inode (or map_files), and, when
  * the process's memory shows one, by build ID. */
-struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
+struct symfile *proctable__map_symfile(struct proctable *t, const struct proc *p,
 				   struct proc_map *m)
 {
 	char path[PATH_MAX + 32], orig[PATH_MAX], expected[160];
@@ -558,18 +558,18 @@ struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
 	return NULL;
 }
 
-struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
+struct elfsym *proctable__binary_syms(struct proctable *t, const struct proc *p,
 				  struct binary *b)
 {
 	for (size_t i = 0; i < p->nmaps; i++)
 		if (p->maps[i].bin == b) {
-			procs__map_symfile(t, p, &p->maps[i]);
+			proctable__map_symfile(t, p, &p->maps[i]);
 			return b->syms;
 		}
 	return b->loaded ? b->syms : NULL;
 }
 
-struct symcache *procs__symcache(struct procs *t)
+struct symcache *proctable__symcache(struct proctable *t)
 {
 	return t->symcache;
 }
@@ -615,7 +615,7 @@ static bool ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
 
 /* Counts a map not read because of the budget, once per version of the
  * file. */
-static void perfmap_over_budget(struct procs *t, struct proc *p,
+static void perfmap_over_budget(struct proctable *t, struct proc *p,
 				uint64_t ino, uint64_t size, uint64_t mtime)
 {
 	if (p->perfmap_over && ino == p->perfmap_ino &&
@@ -625,7 +625,7 @@ static void perfmap_over_budget(struct procs *t, struct proc *p,
 	t->stats.perfmap_over_budget++;
 }
 
-static void perfmap_refresh(struct procs *t, struct proc *p)
+static void perfmap_refresh(struct proctable *t, struct proc *p)
 {
 	struct perfmap_stats st;
 	struct perfmap *pm;
@@ -706,7 +706,7 @@ remember:
 	p->perfmap_mtime_ns = mtime;
 }
 
-const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr)
+const char *proctable__jit_name(struct proctable *t, struct proc *p, uint64_t addr)
 {
 	const char *name;
 
@@ -723,7 +723,7 @@ const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr)
 }
 
 /* Whether pid still names the process that started at start_ns. */
-static bool alive(const struct procs *t, uint32_t pid, uint64_t start_ns)
+static bool alive(const struct proctable *t, uint32_t pid, uint64_t start_ns)
 {
 	uint64_t ticks = proc_start_ticks(pid);
 
@@ -733,15 +733,15 @@ static bool alive(const struct procs *t, uint32_t pid, uint64_t start_ns)
 	       ticks == start_ns / (1000000000ull / (uint64_t)t->clk_tck);
 }
 
-bool procs__alive(const struct procs *t, uint32_t pid, uint64_t start_ns)
+bool proctable__alive(const struct proctable *t, uint32_t pid, uint64_t start_ns)
 {
 	return alive(t, pid, start_ns);
 }
 
 /* Keys of the entries of m whose value fails keep(), to delete after an
  * iteration (a map must not change while it is iterated). */
-static size_t collect(struct hashmap *m, bool (*drop)(struct procs *, uint64_t),
-		      struct procs *t, void ***keys)
+static size_t collect(struct hashmap *m, bool (*drop)(struct proctable *, uint64_t),
+		      struct proctable *t, void ***keys)
 {
 	size_t it = 0, n = 0, cap = 0, len;
 	const void *key;
@@ -769,14 +769,14 @@ static size_t collect(struct hashmap *m, bool (*drop)(struct procs *, uint64_t),
 	return n;
 }
 
-static bool proc_gone(struct procs *t, uint64_t v)
+static bool proc_gone(struct proctable *t, uint64_t v)
 {
 	const struct proc *p = (const struct proc *)(uintptr_t)v;
 
 	return !alive(t, p->pid, p->start_ns);
 }
 
-static bool binary_unused(struct procs *t, uint64_t v)
+static bool binary_unused(struct proctable *t, uint64_t v)
 {
 	(void)t;
 	return ((const struct binary *)(uintptr_t)v)->refs == 0;
@@ -797,7 +797,7 @@ static void drop_all(struct hashmap *m, void **keys, size_t n,
 	free(keys);
 }
 
-void procs__sweep(struct procs *t)
+void proctable__sweep(struct proctable *t)
 {
 	void **keys;
 	size_t n;
@@ -811,12 +811,12 @@ void procs__sweep(struct procs *t)
 	symcache__sweep(t->symcache);
 }
 
-size_t procs__count(const struct procs *t)
+size_t proctable__count(const struct proctable *t)
 {
 	return hashmap__size(t->by_pid);
 }
 
-const struct procs_stats *procs__stats(const struct procs *t)
+const struct proctable_stats *proctable__stats(const struct proctable *t)
 {
 	return &t->stats;
 }

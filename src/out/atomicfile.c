@@ -1,6 +1,6 @@
 /* Output files: a temporary file beside the target, fsync, rename. Readers
  * of the target see either the old file or the complete new one. */
-#include "out/sink.h"
+#include "out/atomicfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -148,7 +148,7 @@ static int fill_temp(int *fd, const void *data, size_t len, mode_t mode)
 	return err;
 }
 
-int sink__write_atomic(const char *path, const void *data, size_t len,
+int atomicfile__write(const char *path, const void *data, size_t len,
 		       mode_t mode)
 {
 	char tmp[TMP_NAME_SIZE];
@@ -193,7 +193,7 @@ cleanup:
 	return err;
 }
 
-int sink__check_writable(const char *path)
+int atomicfile__check_writable(const char *path)
 {
 	struct stat st;
 	char *dir = NULL;

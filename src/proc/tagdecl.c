@@ -9,13 +9,13 @@
 #include "util/hashmap.h"
 #include "proc/procctx.h"
 #include "sample_event.h"
-#include "proc/tags.h"
+#include "proc/tagdecl.h"
 
 #define ATTR_REG "tagprof.tag.register"
 #define ATTR_FIELDS "tagprof.tag.fields"
 #define ATTR_NAMES "tagprof.tag.names"
 
-unsigned tags__reg_index(const char *name)
+unsigned tagdecl__reg_index(const char *name)
 {
 #if defined(__x86_64__)
 	static const char *const regs[] = { "rbx", "r12", "r13", "r14", "r15" };
@@ -35,14 +35,14 @@ unsigned tags__reg_index(const char *name)
 	return 0;
 }
 
-void tags__clear(struct tags *t)
+void tagdecl__clear(struct tagdecl *t)
 {
 	hashmap__free_values(t->names, free);
 	memset(t, 0, sizeof(*t));
 }
 
 /* "name:bits" with a sane name; appends to t. */
-static bool parse_field(struct tags *t, const char *s)
+static bool parse_field(struct tagdecl *t, const char *s)
 {
 	struct tag_field *f = &t->fields[t->nfields];
 	const char *colon = strrchr(s, ':');
@@ -50,7 +50,7 @@ static bool parse_field(struct tags *t, const char *s)
 	size_t n = colon ? (size_t)(colon - s) : 0;
 	char end;
 
-	if (t->nfields == TAGS_MAX_FIELDS || n == 0 || n >= sizeof(f->name) ||
+	if (t->nfields == TAGDECL_MAX_FIELDS || n == 0 || n >= sizeof(f->name) ||
 	    sscanf(colon + 1, "%u%c", &bits, &end) != 1 || bits < 1 || bits > 64)
 		return false;
 	for (size_t i = 0; i < t->nfields; i++)
@@ -65,7 +65,7 @@ static bool parse_field(struct tags *t, const char *s)
 	return true;
 }
 
-static int field_index(const struct tags *t, const char *name, size_t n)
+static int field_index(const struct tagdecl *t, const char *name, size_t n)
 {
 	for (size_t i = 0; i < t->nfields; i++)
 		if (strlen(t->fields[i].name) == n &&
@@ -79,7 +79,7 @@ struct name_key {
 };
 
 /* "field:value=name"; a later entry for the same field and value wins. */
-static int add_name(struct tags *t, const char *s)
+static int add_name(struct tagdecl *t, const char *s)
 {
 	const char *colon = strchr(s, ':'), *eq = colon ? strchr(colon, '=') : NULL;
 	struct name_key k;
@@ -111,14 +111,14 @@ static int add_name(struct tags *t, const char *s)
 	return 0;
 }
 
-int tags__load(struct tags *t, const struct procctx *ctx)
+int tagdecl__load(struct tagdecl *t, const struct procctx *ctx)
 {
 	const struct procctx_attr *reg = procctx__attr(ctx, ATTR_REG);
 	const struct procctx_attr *fields = procctx__attr(ctx, ATTR_FIELDS);
 	const struct procctx_attr *names = procctx__attr(ctx, ATTR_NAMES);
 	int ret = 0;
 
-	tags__clear(t);
+	tagdecl__clear(t);
 	if (!reg || !reg->str || !fields || !fields->list)
 		return 0;
 	t->names = hashmap__new(0);
@@ -126,20 +126,20 @@ int tags__load(struct tags *t, const struct procctx *ctx)
 		return -ENOMEM;
 	for (size_t i = 0; i < fields->nlist; i++)
 		if (!parse_field(t, fields->list[i])) {
-			tags__clear(t);		/* all or nothing */
+			tagdecl__clear(t);		/* all or nothing */
 			return 0;
 		}
 	for (size_t i = 0; names && names->list && !ret && i < names->nlist; i++)
 		ret = add_name(t, names->list[i]);
 	if (ret) {
-		tags__clear(t);
+		tagdecl__clear(t);
 		return ret;
 	}
-	t->reg = t->nfields ? tags__reg_index(reg->str) : 0;
+	t->reg = t->nfields ? tagdecl__reg_index(reg->str) : 0;
 	return 0;
 }
 
-uint64_t tags__field_value(const struct tags *t, size_t f, uint64_t tag)
+uint64_t tagdecl__field_value(const struct tagdecl *t, size_t f, uint64_t tag)
 {
 	const struct tag_field *fd = &t->fields[f];
 
@@ -147,7 +147,7 @@ uint64_t tags__field_value(const struct tags *t, size_t f, uint64_t tag)
 	return fd->bits == 64 ? tag : tag & ((1ull << fd->bits) - 1);
 }
 
-const char *tags__name(const struct tags *t, size_t f, uint64_t value)
+const char *tagdecl__name(const struct tagdecl *t, size_t f, uint64_t value)
 {
 	struct name_key k = { f, value };
 	uint64_t v;
@@ -157,7 +157,7 @@ const char *tags__name(const struct tags *t, size_t f, uint64_t value)
 	return (const char *)(uintptr_t)v;
 }
 
-bool tags__filter(const struct tags *t, const char *field, const char *name,
+bool tagdecl__filter(const struct tagdecl *t, const char *field, const char *name,
 		  uint64_t *mask, uint64_t *value)
 {
 	int f = field_index(t, field, strlen(field));

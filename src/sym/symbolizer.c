@@ -9,11 +9,11 @@
 
 #include "sym/demangle.h"
 #include "sym/elfsym.h"
-#include "kernel/ksyms.h"
+#include "kernel/ksymbolizer.h"
 #include "out/pprof.h"
 #include "sample_event.h"
-#include "proc/procs.h"
-#include "sym/symbolize.h"
+#include "proc/proctable.h"
+#include "sym/symbolizer.h"
 #include "sym/symfile.h"
 #include "util/utf8.h"
 
@@ -28,14 +28,14 @@ struct frame_slot {
 };
 
 struct symbolizer {
-	struct procs *procs;
-	struct ksyms *ks;
+	struct proctable *procs;
+	struct ksymbolizer *ks;
 	struct pprof *pp;
 	uint64_t gen;			/* bumped per pprof */
 	uint64_t kernel_mapping;	/* pprof id, for gen */
 	uint64_t kernel_gen;
 	bool demangle;
-	struct symbolize_stats stats;
+	struct symbolizer_stats stats;
 	struct frame_slot *cache;	/* 1 << FRAME_CACHE_BITS slots */
 	/* one frame's strings while its function is made */
 	char raw[NAME_MAX_BYTES], name[DEMANGLE_MAX], file[NAME_MAX_BYTES];
@@ -69,12 +69,12 @@ static void frame_cache_put(struct symbolizer *z, uint64_t ver,
 	z->cache[frame_slot(ver, addr)] = (struct frame_slot){ ver, addr, loc };
 }
 
-void symbolize__set_demangle_default(bool on)
+void symbolizer__set_demangle_default(bool on)
 {
 	demangle_default = on;
 }
 
-struct symbolizer *symbolizer__new(struct procs *procs, struct ksyms *ks)
+struct symbolizer *symbolizer__new(struct proctable *procs, struct ksymbolizer *ks)
 {
 	struct symbolizer *z = calloc(1, sizeof(*z));
 
@@ -131,13 +131,13 @@ static void name_kernel_frames(struct symbolizer *z, uint64_t mapping,
 			       const uint64_t *addrs, const size_t *missing,
 			       size_t n, uint64_t *locs)
 {
-	const char *names[KSYMS_BATCH];
-	uint64_t batch[KSYMS_BATCH];
+	const char *names[KSYMBOLIZER_BATCH];
+	uint64_t batch[KSYMBOLIZER_BATCH];
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		batch[i] = addrs[missing[i]];
-	ksyms__lookup(z->ks, batch, n, names);
+	ksymbolizer__lookup(z->ks, batch, n, names);
 	for (i = 0; i < n; i++) {
 		if (!names[i]) {
 			z->stats.kernel_no_symbol++;
@@ -159,7 +159,7 @@ static void kernel_locations(struct symbolizer *z, const uint64_t *kern,
 			     size_t nk, uint64_t *addrs, uint64_t *locs)
 {
 	uint64_t mapping = kernel_mapping(z);
-	size_t missing[KSYMS_BATCH], nm = 0;
+	size_t missing[KSYMBOLIZER_BATCH], nm = 0;
 
 	for (size_t i = 0; i < nk; i++) {
 		addrs[i] = i ? kern[i] - 1 : kern[i];
@@ -171,7 +171,7 @@ static void kernel_locations(struct symbolizer *z, const uint64_t *kern,
 			missing[nm++] = i;
 		else
 			frame_cache_put(z, 0, addrs[i], locs[i]);
-		if (nm == KSYMS_BATCH || (nm && i + 1 == nk)) {
+		if (nm == KSYMBOLIZER_BATCH || (nm && i + 1 == nk)) {
 			name_kernel_frames(z, mapping, addrs, missing, nm,
 					   locs);
 			nm = 0;
@@ -189,7 +189,7 @@ static uint64_t map_mapping(struct symbolizer *z, struct proc *p,
 		return m->pprof_id;
 	if (m->bin) {
 		file = m->bin->path;
-		sf = procs__map_symfile(z->procs, p, m);
+		sf = proctable__map_symfile(z->procs, p, m);
 		build_id = sf ? symfile__build_id(sf) : NULL;
 	}
 	m->pprof_id = pprof__mapping(z->pp, m->start, m->end, m->offset, file,
@@ -273,14 +273,14 @@ static uint64_t mapped_location(struct symbolizer *z, struct proc *p,
 	loc = pprof__find_location(z->pp, mapping, addr);
 	if (loc)
 		return loc;
-	sf = m->bin ? procs__map_symfile(z->procs, p, m) : NULL;
+	sf = m->bin ? proctable__map_symfile(z->procs, p, m) : NULL;
 	if (sf && !symfile__offset_to_vaddr(sf, addr - m->start + m->offset,
 					    &vaddr))
-		n = symfile__lookup(procs__symcache(z->procs), sf, vaddr, fr,
+		n = symfile__lookup(proctable__symcache(z->procs), sf, vaddr, fr,
 				    MAX_INLINE);
 	if (!n && jit_memory(m)) {
 		fr[0] = (struct symframe){
-			procs__jit_name(z->procs, p, addr), NULL, 0 };
+			proctable__jit_name(z->procs, p, addr), NULL, 0 };
 		if (fr[0].name) {
 			n = 1;
 			z->stats.jit_named++;
@@ -319,7 +319,7 @@ static uint64_t user_location(struct symbolizer *z, struct proc *p,
 
 	if (p && (loc = frame_cache_get(z, p->maps_ver, addr)))
 		return loc;
-	m = p ? procs__find_map(z->procs, p, addr) : NULL;
+	m = p ? proctable__find_map(z->procs, p, addr) : NULL;
 	if (!m) {
 		/* Not cached: a later sample may find it after a reload. */
 		z->stats.unmapped++;
@@ -358,7 +358,7 @@ size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
 	return n;
 }
 
-const struct symbolize_stats *symbolizer__stats(const struct symbolizer *z)
+const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *z)
 {
 	return &z->stats;
 }

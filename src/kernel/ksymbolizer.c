@@ -17,19 +17,19 @@
 
 #include "kernel/kallsyms.h"
 #include "ksym.skel.h"
-#include "kernel/ksyms.h"
+#include "kernel/ksymbolizer.h"
 
-struct ksyms {
+struct ksymbolizer {
 	struct ksym_bpf *skel;		/* NULL: not loaded, or failed */
 	struct kallsyms *ks;		/* fallback, loaded on first use */
 	bool kallsyms_tried;
-	struct ksyms_stats stats;
-	char names[KSYMS_BATCH][KSYMS_NAME_LEN];
+	struct ksymbolizer_stats stats;
+	char names[KSYMBOLIZER_BATCH][KSYMBOLIZER_NAME_LEN];
 };
 
-struct ksyms *ksyms__new(bool use_bpf)
+struct ksymbolizer *ksymbolizer__new(bool use_bpf)
 {
-	struct ksyms *k = calloc(1, sizeof(*k));
+	struct ksymbolizer *k = calloc(1, sizeof(*k));
 
 	if (!k)
 		return NULL;
@@ -41,7 +41,7 @@ struct ksyms *ksyms__new(bool use_bpf)
 	return k;
 }
 
-void ksyms__free(struct ksyms *k)
+void ksymbolizer__free(struct ksymbolizer *k)
 {
 	if (!k)
 		return;
@@ -51,7 +51,7 @@ void ksyms__free(struct ksyms *k)
 }
 
 /* The fallback, loaded once; a failure is said once and then counted. */
-static struct kallsyms *fallback(struct ksyms *k)
+static struct kallsyms *fallback(struct ksymbolizer *k)
 {
 	if (!k->kallsyms_tried) {
 		k->kallsyms_tried = true;
@@ -67,13 +67,13 @@ static struct kallsyms *fallback(struct ksyms *k)
 /* Copies one name the kernel formatted: "0x..." means no symbol; a
  * module's symbol ends in " [module]", which is cut so names match the
  * kallsyms fallback's. The kernel NUL-terminates; that is not assumed. */
-static const char *take_name(struct ksyms *k, size_t i, const char *raw,
+static const char *take_name(struct ksymbolizer *k, size_t i, const char *raw,
 			     size_t len)
 {
 	char *out = k->names[i], *sp;
-	size_t n = strnlen(raw, len < KSYMS_NAME_LEN ? len : KSYMS_NAME_LEN);
+	size_t n = strnlen(raw, len < KSYMBOLIZER_NAME_LEN ? len : KSYMBOLIZER_NAME_LEN);
 
-	if (n == KSYMS_NAME_LEN)
+	if (n == KSYMBOLIZER_NAME_LEN)
 		n--;
 	memcpy(out, raw, n);
 	out[n] = '\0';
@@ -86,7 +86,7 @@ static const char *take_name(struct ksyms *k, size_t i, const char *raw,
 }
 
 /* One batch through the BPF program; false if it could not run. */
-static bool bpf_lookup(struct ksyms *k, const uint64_t *addrs, size_t n,
+static bool bpf_lookup(struct ksymbolizer *k, const uint64_t *addrs, size_t n,
 		       const char **names)
 {
 	struct ksym_bpf__bss *bss = k->skel->bss;
@@ -108,17 +108,17 @@ static bool bpf_lookup(struct ksyms *k, const uint64_t *addrs, size_t n,
 	return true;
 }
 
-void ksyms__lookup(struct ksyms *k, const uint64_t *addrs, size_t n,
+void ksymbolizer__lookup(struct ksymbolizer *k, const uint64_t *addrs, size_t n,
 		   const char **names)
 {
 	struct kallsyms *ks;
 	size_t i;
 
-	_Static_assert(KSYMS_BATCH <=
+	_Static_assert(KSYMBOLIZER_BATCH <=
 		       sizeof(((struct ksym_bpf__bss *)0)->addrs) / sizeof(uint64_t),
 		       "batch larger than the BPF program's");
-	if (n > KSYMS_BATCH)
-		n = KSYMS_BATCH;
+	if (n > KSYMBOLIZER_BATCH)
+		n = KSYMBOLIZER_BATCH;
 	if (k->skel && bpf_lookup(k, addrs, n, names))
 		goto count;
 	if (k->skel) {
@@ -136,7 +136,7 @@ count:
 	k->stats.lookups += n;
 }
 
-const char *ksyms__source(const struct ksyms *k)
+const char *ksymbolizer__source(const struct ksymbolizer *k)
 {
 	if (k->skel)
 		return "kernel (BPF %ps)";
@@ -145,7 +145,7 @@ const char *ksyms__source(const struct ksyms *k)
 	return k->kallsyms_tried ? "none" : "/proc/kallsyms (not read yet)";
 }
 
-const struct ksyms_stats *ksyms__stats(const struct ksyms *k)
+const struct ksymbolizer_stats *ksymbolizer__stats(const struct ksymbolizer *k)
 {
 	return &k->stats;
 }

@@ -1,6 +1,6 @@
 /* Output files: written whole or not at all. */
-#ifndef TAGPROF_SINK_H
-#define TAGPROF_SINK_H
+#ifndef TAGPROF_ATOMICFILE_H
+#define TAGPROF_ATOMICFILE_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -9,11 +9,11 @@
  * given mode), fsyncs it and renames it over path. A symlink at path is
  * replaced, never followed. On any failure the temporary file is removed
  * and path is untouched. Returns 0 or -errno. */
-int sink__write_atomic(const char *path, const void *data, size_t len,
+int atomicfile__write(const char *path, const void *data, size_t len,
 		       mode_t mode);
 
 /* Checks, before a capture starts, that a file can later be created in
  * path's directory, so a bad -o fails fast. Returns 0 or -errno. */
-int sink__check_writable(const char *path);
+int atomicfile__check_writable(const char *path);
 
 #endif

@@ -2,8 +2,8 @@
  * can be turned into (binary, offset). Entries are keyed by pid and checked
  * against the process start time the BPF side reports, so a reused pid
  * never inherits the old process's maps; exec and exit drop entries. */
-#ifndef TAGPROF_PROCS_H
-#define TAGPROF_PROCS_H
+#ifndef TAGPROF_PROCTABLE_H
+#define TAGPROF_PROCTABLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -31,7 +31,7 @@ struct binary {
 				 * ESTALE: another build than the mapped one */
 	unsigned int refs;	/* mappings that use it */
 	struct symcache *cache;
-	struct procs *owner;	/* whose budget it counts in */
+	struct proctable *owner;	/* whose budget it counts in */
 };
 
 struct proc_map {
@@ -65,10 +65,10 @@ struct proc {
 	uint64_t perfmap_backoff_ns;	/* added to the recheck interval */
 	uint64_t perfmap_ino, perfmap_size, perfmap_mtime_ns;
 	uint64_t perfmap_bad;	/* garbage lines in the last read */
-	struct procs *owner;
+	struct proctable *owner;
 };
 
-struct procs_stats {
+struct proctable_stats {
 	uint64_t procs_seen;	/* process entries created */
 	uint64_t maps_reloads;	/* maps re-read for an address not mapped */
 	uint64_t maps_failed;	/* /proc/PID/maps unreadable (process gone) */
@@ -94,34 +94,34 @@ struct procs_stats {
 	struct debuginfo_stats sym;	/* symbol files and debug info */
 };
 
-struct procs;
+struct proctable;
 
-struct procs *procs__new(void);
+struct proctable *proctable__new(void);
 
 /* Sets the memory bounds of what is kept per process from the agent's
  * --max-memory (0: record's own defaults). Perf maps: a quarter of it in
  * all, a sixteenth for one process; a map over its share is not read.
  * Executable mappings: a quarter of it for all processes; a process that
  * finds no room keeps the mappings that fit, in address order. */
-void procs__set_memory(struct procs *t, uint64_t max_memory);
-void procs__free(struct procs *t);		/* accepts NULL */
+void proctable__set_memory(struct proctable *t, uint64_t max_memory);
+void proctable__free(struct proctable *t);		/* accepts NULL */
 
 /* The entry for (pid, start_ns), read from /proc on first sight. Returns
  * NULL only on ENOMEM; a process that is gone gets an entry with no maps. */
-struct proc *procs__get(struct procs *t, uint32_t pid, uint64_t start_ns,
+struct proc *proctable__get(struct proctable *t, uint32_t pid, uint64_t start_ns,
 			const char *comm);
 
 /* Drops the entry: the pid exec'd or exited. */
-void procs__forget(struct procs *t, uint32_t pid);
+void proctable__forget(struct proctable *t, uint32_t pid);
 
 /* The mapping that holds addr, re-reading the maps at most every 200 ms
  * when none does (a library loaded after the first read). NULL if none. */
-struct proc_map *procs__find_map(struct procs *t, struct proc *p,
+struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 				 uint64_t addr);
 
 /* Symbols of a binary, loaded through /proc/PID/root on first use (so
  * binaries in other mount namespaces resolve). NULL if unreadable. */
-struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
+struct elfsym *proctable__binary_syms(struct proctable *t, const struct proc *p,
 				  struct binary *b);
 
 /* The symbol file of the binary a mapping holds, loaded on first use. The
@@ -131,27 +131,27 @@ struct elfsym *procs__binary_syms(struct procs *t, const struct proc *p,
  * that cannot be read, when it is the very file mapped (not replaced;
  * same device and inode for the host path). NULL if unreadable or not
  * trusted (counted in the stats). */
-struct symfile *procs__map_symfile(struct procs *t, const struct proc *p,
+struct symfile *proctable__map_symfile(struct proctable *t, const struct proc *p,
 				   struct proc_map *m);
 
 /* The symbol cache, for lookups (symfile__lookup). */
-struct symcache *procs__symcache(struct procs *t);
+struct symcache *proctable__symcache(struct proctable *t);
 
 /* The name a JIT gave the code at addr in its perf map
  * (/tmp/perf-PID.map, PID as the process sees itself), or NULL. The map
  * is read on first use and again, at most once a second, when an address
  * is missing and the file changed. The name is valid until the next call
  * for this process. */
-const char *procs__jit_name(struct procs *t, struct proc *p, uint64_t addr);
+const char *proctable__jit_name(struct proctable *t, struct proc *p, uint64_t addr);
 
 /* Frees entries of processes that are gone (exit events can be lost, or
  * come before we saw the process) and binaries no process maps any more. */
-void procs__sweep(struct procs *t);
+void proctable__sweep(struct proctable *t);
 
 /* Whether pid still names the process that started at start_ns (0: any). */
-bool procs__alive(const struct procs *t, uint32_t pid, uint64_t start_ns);
+bool proctable__alive(const struct proctable *t, uint32_t pid, uint64_t start_ns);
 
-size_t procs__count(const struct procs *t);
-const struct procs_stats *procs__stats(const struct procs *t);
+size_t proctable__count(const struct proctable *t);
+const struct proctable_stats *proctable__stats(const struct proctable *t);
 
 #endif

@@ -1,21 +1,21 @@
 /* Turns the raw addresses of one sample into pprof location ids, naming
  * each new location once: user frames through the process table and ELF
- * symbols, kernel frames through the kernel's own symbol lookup (ksyms). */
-#ifndef TAGPROF_SYMBOLIZE_H
-#define TAGPROF_SYMBOLIZE_H
+ * symbols, kernel frames through the kernel's own symbol lookup (ksymbolizer). */
+#ifndef TAGPROF_SYMBOLIZER_H
+#define TAGPROF_SYMBOLIZER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct pprof;
-struct procs;
+struct proctable;
 struct proc;
-struct ksyms;
+struct ksymbolizer;
 
 /* Counted per location, i.e. per distinct address in a profile (per
  * window for the agent), except the *_frames totals. */
-struct symbolize_stats {
+struct symbolizer_stats {
 	uint64_t user_frames, kernel_frames;
 	uint64_t unmapped;	/* user address in no executable mapping */
 	uint64_t no_symbol;	/* mapped, but no symbol covers it */
@@ -33,10 +33,10 @@ struct symbolizer;
  * (the default; `--no-demangle` turns it off). Function names are then
  * the demangled ones and system_name the symbol; off, both are the
  * symbol. */
-void symbolize__set_demangle_default(bool on);
+void symbolizer__set_demangle_default(bool on);
 
 /* ks names kernel frames; it is borrowed and must outlive the symbolizer. */
-struct symbolizer *symbolizer__new(struct procs *procs, struct ksyms *ks);
+struct symbolizer *symbolizer__new(struct proctable *procs, struct ksymbolizer *ks);
 void symbolizer__free(struct symbolizer *z);	/* accepts NULL */
 
 /* Starts a new pprof: cached mapping ids from an older one are dropped. */
@@ -50,6 +50,6 @@ size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
 			 const uint64_t *user, size_t nu,
 			 const uint64_t *kern, size_t nk, uint64_t *locs);
 
-const struct symbolize_stats *symbolizer__stats(const struct symbolizer *z);
+const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *z);
 
 #endif
