@@ -67,18 +67,6 @@ struct agent {
 
 static volatile sig_atomic_t stop_requested, reload_requested;
 
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-static void on_hup(int sig)
-{
-	(void)sig;
-	reload_requested = 1;
-}
-
 /* Plain lines on stderr: one per event. */
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...)
@@ -566,24 +554,6 @@ static int run(struct agent *a)
 	return 0;
 }
 
-/* SIGTERM, SIGINT: write the partial window and exit 0. SIGXCPU too:
- * past the soft RLIMIT_CPU the hard limit's SIGKILL follows, so the window
- * is written while it still can be. SIGHUP: reload. Every other signal
- * that would end the agent is ignored (signals__ignore_unused). */
-static void install_signals(void)
-{
-	struct sigaction sa = { 0 };
-
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop;	/* no SA_RESTART: poll must wake */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGXCPU, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	signals__ignore_unused();
-}
-
 int agent_main(int argc, char **argv)
 {
 	static struct agent a;
@@ -620,7 +590,8 @@ int agent_main(int argc, char **argv)
 	retention__clean_temp(a.cfg.output_dir);
 	gethostname(a.host, sizeof(a.host) - 1);
 	symbolizer__set_demangle_default(!a.no_demangle);
-	install_signals();
+	/* SIGTERM, SIGINT, SIGXCPU: the partial window is written, exit 0. */
+	signals__install(&stop_requested, &reload_requested);
 	ret = 1;
 	if (choose_event(&a) || start_push(&a) || start_capture(&a))
 		goto cleanup;

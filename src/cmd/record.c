@@ -108,37 +108,6 @@ void record_usage(FILE *out)
 		TP_STACK_MAX);
 }
 
-static void on_stop_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
-
-static void on_sigchld(int sig)
-{
-	(void)sig;
-	child_changed = 1;
-}
-
-/* SIGINT, SIGTERM, SIGHUP (the terminal is gone) and SIGXCPU (the hard
- * RLIMIT_CPU's SIGKILL comes next) stop the capture and write the file;
- * every other signal that would end it is ignored. */
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGXCPU };
-
-static void install_signals(void)
-{
-	struct sigaction sa = { 0 };
-	size_t i;
-
-	sigemptyset(&sa.sa_mask);
-	sa.sa_handler = on_stop_signal;	/* no SA_RESTART: poll must wake */
-	for (i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-		sigaction(stop_signals[i], &sa, NULL);
-	sa.sa_handler = on_sigchld;
-	sigaction(SIGCHLD, &sa, NULL);
-	signals__ignore_unused();
-}
-
 static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
@@ -421,7 +390,7 @@ static int choose_event(const struct record_opts *o, struct tp_event *ev)
 
 /* Forks COMMAND stopped before exec; it runs once released. A CLOEXEC
  * pipe reports a failed exec back to us. run() forks before
- * install_signals, so COMMAND keeps the dispositions tagprof was started
+ * signals__install, so COMMAND keeps the dispositions tagprof was started
  * with (a nohup's ignored SIGHUP included), never our ignored ones. */
 struct child {
 	pid_t pid;
@@ -591,7 +560,9 @@ static int run(struct record_opts *o)
 	}
 	fill_capture_opts(o, &ch, &co);
 	symbolizer__set_demangle_default(!o->no_demangle);
-	install_signals();
+	/* SIGHUP too: the terminal is gone, write the file. */
+	signals__install(&stop_requested, &stop_requested);
+	signals__flag(SIGCHLD, &child_changed);
 	c = capture__start(&co, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "tagprof: %s\n", err);

@@ -4,18 +4,45 @@
  * agent and lose the window, nor a `record` and its file. SIG_IGN rather
  * than an empty handler: an ignored signal interrupts no system call, so
  * code that does not expect EINTR (libcurl, stdio) never sees one.
+ *
+ * The signals that do mean something only raise a flag, read by the
+ * command's main loop: nothing else is safe in a handler.
  */
 #include "cmd/signals.h"
 
-#include <signal.h>
 #include <stddef.h>
 
+/* Ignored: SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGIO
+ * (SIGPOLL), SIGSTKFLT, SIGPWR, SIGXFSZ (a write past RLIMIT_FSIZE fails
+ * with EFBIG instead) and the real-time signals SIGRTMIN..SIGRTMAX. Left
+ * at their defaults: SIGKILL and SIGSTOP (cannot be caught), SIGQUIT,
+ * SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP and SIGSYS (faults, or
+ * a deliberate request for a core dump), and glibc's own signals 32 and
+ * 33. */
 static const int signals__unused[] = {
 	SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGIO,
 	SIGSTKFLT, SIGPWR, SIGXFSZ,
 };
 
-void signals__ignore_unused(void)
+/* The flag each signal raises; set before its handler is installed. */
+static volatile sig_atomic_t *signals__flags[NSIG];
+
+static void signals__on_signal(int sig)
+{
+	*signals__flags[sig] = 1;
+}
+
+void signals__flag(int sig, volatile sig_atomic_t *flag)
+{
+	struct sigaction sa = { 0 };
+
+	signals__flags[sig] = flag;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = signals__on_signal;	/* no SA_RESTART: poll must wake */
+	sigaction(sig, &sa, NULL);
+}
+
+static void signals__ignore_unused(void)
 {
 	struct sigaction sa = { 0 };
 	size_t i;
@@ -28,4 +55,13 @@ void signals__ignore_unused(void)
 		sigaction(signals__unused[i], &sa, NULL);
 	for (sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
 		sigaction(sig, &sa, NULL);
+}
+
+void signals__install(volatile sig_atomic_t *stop, volatile sig_atomic_t *hup)
+{
+	signals__flag(SIGINT, stop);
+	signals__flag(SIGTERM, stop);
+	signals__flag(SIGXCPU, stop);
+	signals__flag(SIGHUP, hup);
+	signals__ignore_unused();
 }

@@ -1,0 +1,97 @@
+/* Unit tests for src/cmd/signals.c: which signal raises which flag, what
+ * is ignored and what is left at its default. Real signals, raised at
+ * this process. */
+#include "cmd/signals.h"
+#include "check.h"
+
+#include <string.h>
+
+static volatile sig_atomic_t stop, hup, child;
+
+static void clear(void)
+{
+	stop = hup = child = 0;
+}
+
+static int handler_is(int sig, void (*h)(int))
+{
+	struct sigaction sa;
+
+	return sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == h;
+}
+
+/* A caught signal must interrupt system calls (poll, read) rather than
+ * restart them, or the main loop would not see the flag in time. */
+static int caught_without_restart(int sig)
+{
+	struct sigaction sa;
+
+	return sigaction(sig, NULL, &sa) == 0 &&
+	       sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN &&
+	       !(sa.sa_flags & SA_RESTART);
+}
+
+/* The agent's form: SIGHUP has a flag of its own. */
+static void test_stop_and_hup(void)
+{
+	static const int stops[] = { SIGINT, SIGTERM, SIGXCPU };
+
+	signals__install(&stop, &hup);
+	for (size_t i = 0; i < 3; i++) {
+		clear();
+		CHECK(caught_without_restart(stops[i]));
+		CHECK(raise(stops[i]) == 0);
+		CHECK(stop == 1 && hup == 0);
+	}
+	clear();
+	CHECK(caught_without_restart(SIGHUP));
+	CHECK(raise(SIGHUP) == 0);
+	CHECK(hup == 1 && stop == 0);
+}
+
+/* record's form: SIGHUP stops too; SIGCHLD raises a flag of its own. */
+static void test_hup_stops_and_child(void)
+{
+	signals__install(&stop, &stop);
+	clear();
+	CHECK(raise(SIGHUP) == 0);
+	CHECK(stop == 1);
+	signals__flag(SIGCHLD, &child);
+	clear();
+	CHECK(caught_without_restart(SIGCHLD));
+	CHECK(raise(SIGCHLD) == 0);
+	CHECK(child == 1 && stop == 0);
+}
+
+static void test_unused_ignored(void)
+{
+	static const int ignored[] = {
+		SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGIO,
+		SIGSTKFLT, SIGPWR, SIGXFSZ,
+	};
+	static const int kept[] = {
+		SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
+		SIGSYS,
+	};
+
+	signals__install(&stop, &hup);
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		CHECK(handler_is(ignored[i], SIG_IGN));
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		CHECK(handler_is(sig, SIG_IGN));
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		CHECK(handler_is(kept[i], SIG_DFL));
+	/* Still alive after each, and no flag raised. */
+	clear();
+	CHECK(raise(SIGUSR1) == 0 && raise(SIGPIPE) == 0 &&
+	      raise(SIGRTMAX) == 0);
+	CHECK(stop == 0 && hup == 0);
+}
+
+int main(void)
+{
+	RUN(test_stop_and_hup);
+	RUN(test_hup_stops_and_child);
+	RUN(test_unused_ignored);
+	CHECK_EXIT();
+}
