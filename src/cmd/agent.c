@@ -240,20 +240,11 @@ static int choose_event(struct agent *a)
 	char err[512];
 	int ret;
 
-	if (!strcmp(a->cfg.event, "auto")) {
-		events__auto(&a->ev);
+	ret = events__choose(a->cfg.event, &a->ev, err, sizeof(err));
+	if (ret)
+		logf_("%s", err);
+	else if (!strcmp(a->cfg.event, "auto"))
 		logf_("event auto: using %s", a->ev.name);
-		return 0;
-	}
-	if (events__parse(a->cfg.event, &a->ev, err, sizeof(err))) {
-		logf_("%s", err);
-		return -EINVAL;
-	}
-	ret = events__probe(&a->ev.attr);
-	if (ret) {
-		events__explain(&a->ev, -ret, err, sizeof(err));
-		logf_("%s", err);
-	}
 	return ret;
 }
 

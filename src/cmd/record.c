@@ -366,25 +366,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 static int choose_event(const struct record_opts *o, struct tp_event *ev)
 {
 	char err[512];
-	int ret;
 
-	if (!strcmp(o->event, "auto")) {
-		events__auto(ev);
+	if (events__choose(o->event, ev, err, sizeof(err))) {
+		fprintf(stderr, "tagprof: %s\n", err);
+		return 1;
+	}
+	if (!strcmp(o->event, "auto"))
 		fprintf(stderr, "tagprof: event auto: using %s%s\n", ev->name,
 			ev->hardware ? " (precise cycles)" :
 			" (no precise cycles sampling on this machine)");
-		return 0;
-	}
-	if (events__parse(o->event, ev, err, sizeof(err))) {
-		fprintf(stderr, "tagprof: %s\n", err);
-		return 1;
-	}
-	ret = events__probe(&ev->attr);
-	if (ret) {
-		events__explain(ev, -ret, err, sizeof(err));
-		fprintf(stderr, "tagprof: %s\n", err);
-		return 1;
-	}
 	return 0;
 }
 

@@ -418,6 +418,26 @@ void events__auto(struct tp_event *ev)
 	fill_builtin(ev, &builtins[0], 0);
 }
 
+int events__choose(const char *spec, struct tp_event *ev, char *err,
+		   size_t errlen)
+{
+	int ret;
+
+	if (err && errlen)
+		err[0] = '\0';
+	if (spec && !strcmp(spec, "auto")) {
+		events__auto(ev);
+		return 0;
+	}
+	ret = events__parse(spec, ev, err, errlen);
+	if (ret)
+		return ret;
+	ret = events__probe(&ev->attr);
+	if (ret)
+		events__explain(ev, ret, err, errlen);
+	return ret;
+}
+
 /* Replaces line breaks (a user-written name could hold one). */
 static void one_line(char *buf)
 {

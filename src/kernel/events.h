@@ -33,6 +33,14 @@ int events__probe(const struct perf_event_attr *attr);
  * (cycles:ppp, :pp, :p), else cpu-clock. Never fails. */
 void events__auto(struct tp_event *ev);
 
+/* The event for a -e spec or a config's event setting, as record and the
+ * agent take it: "auto" is events__auto; any other spec is parsed and
+ * probed, so a name this machine cannot sample fails here, before
+ * anything starts. Returns 0, or -errno with a one-line reason in err
+ * (events__parse's, or events__explain's for a failed probe). */
+int events__choose(const char *spec, struct tp_event *ev, char *err,
+		   size_t errlen);
+
 /* A clear, one-line reason why attr cannot be sampled here, naming the
  * fallback; for errors from events__probe/perf_event_open. */
 void events__explain(const struct tp_event *ev, int err, char *buf,

@@ -1,7 +1,8 @@
-/* Unit tests for src/events.c: spec parsing (builtin names and libpfm4),
- * probing, the auto choice and error explanations. Real perf_event_open
- * and real libpfm4, no mocks; cases that need root or a PMU that libpfm4
- * knows are skipped with the reason. */
+/* Unit tests for src/kernel/events.c: spec parsing (builtin names and
+ * libpfm4), probing, the auto choice, the choice of -e and error
+ * explanations. Real perf_event_open and real libpfm4, no mocks; cases
+ * that need root or a PMU that libpfm4 knows are skipped with the
+ * reason. */
 #include "kernel/events.h"
 #include "check.h"
 
@@ -347,6 +348,52 @@ static void test_auto_consistent(void)
 	CHECK(!"auto picked neither cpu-clock nor precise cycles");
 }
 
+/* record's -e and the agent's event setting: auto is events__auto, a
+ * name is parsed, then probed, and each failure says why in one line. */
+static void test_choose(void)
+{
+	static const char *const probed[] = {
+		"cpu-clock", "cycles:ppp", "cycles", "instructions:p",
+	};
+	struct tp_event ev, want;
+	char expl[512];
+	int rc;
+
+	memset(err, 'X', sizeof(err));
+	CHECK(events__choose("auto", &ev, err, sizeof(err)) == 0);
+	CHECK(err[0] == '\0');
+	events__auto(&want);
+	CHECK(!strcmp(ev.name, want.name));
+	CHECK(!memcmp(&ev.attr, &want.attr, sizeof(ev.attr)));
+
+	/* Parse errors are events__parse's, as they are. */
+	CHECK(events__choose("nosuchevent", &ev, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "unknown event 'nosuchevent'") &&
+	      strstr(err, "valid forms"));
+	CHECK(events__choose("cycles:pppp", &ev, err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, ":pppp"));
+	CHECK(events__choose(NULL, &ev, err, sizeof(err)) == -EINVAL);
+	CHECK(events__choose("", &ev, NULL, 0) == -EINVAL);
+
+	/* A name that parses is as good as its probe: on success the
+	 * parsed event, else the probe's errno and events__explain's line. */
+	for (size_t i = 0; i < sizeof(probed) / sizeof(probed[0]); i++) {
+		CHECK(events__parse(probed[i], &want, NULL, 0) == 0);
+		rc = events__probe(&want.attr);
+		CHECK(events__choose(probed[i], &ev, err, sizeof(err)) == rc);
+		fprintf(stderr, "  choose %s: %s\n", probed[i],
+			rc ? err : "ok");
+		if (!rc) {
+			CHECK(err[0] == '\0');
+			CHECK(!strcmp(ev.name, probed[i]));
+			CHECK(!memcmp(&ev.attr, &want.attr, sizeof(ev.attr)));
+			continue;
+		}
+		events__explain(&want, rc, expl, sizeof(expl));
+		CHECK(!strcmp(err, expl));
+	}
+}
+
 static int one_line_with(const char *buf, const char *needle)
 {
 	return buf[0] && !strchr(buf, '\n') && strstr(buf, needle);
@@ -423,6 +470,7 @@ int main(void)
 	else
 		RUN(test_probe_cpu_clock);
 	RUN(test_auto_consistent);
+	RUN(test_choose);
 	RUN(test_explain);
 	CHECK_EXIT();
 }
