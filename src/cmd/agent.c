@@ -166,8 +166,15 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			agent_usage(stderr);
 			return 2;
 		default:
-			if (a->nflags == sizeof(a->flags) / sizeof(a->flags[0]))
+			/* One slot stays free for -v's "verbose" below. */
+			if (a->nflags + 1 >= sizeof(a->flags) /
+						sizeof(a->flags[0])) {
+				fprintf(stderr, "tagprof agent: too many "
+					"settings on the command line (at most "
+					"%zu)\n", sizeof(a->flags) /
+					sizeof(a->flags[0]) - 1);
 				return 2;
+			}
 			a->flags[a->nflags++] = (struct flag){
 				c == 'F' ? "freq" : c == 'e' ? "event" :
 				longopts[idx].name, optarg };

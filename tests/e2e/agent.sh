@@ -205,6 +205,12 @@ ok=""
 "$TAGPROF" agent --config "$TMP/agent.conf" --window 7 --check-config | grep -q '^window = 7$' || ok="$ok flag-no-override"
 "$TAGPROF" agent --config "$TMP/bad.conf" --check-config 2>"$TMP/bad.err" && ok="$ok bad-accepted"
 grep -q "bad.conf:2:" "$TMP/bad.err" || ok="$ok no-line-number($(cat "$TMP/bad.err"))"
+# More settings than the agent keeps: refused with a reason, not written
+# past its table (32 flags and -v once overran it by one).
+many=(); for _ in $(seq 32); do many+=(--freq 19); done
+"$TAGPROF" agent "${many[@]}" -v --check-config >/dev/null 2>"$TMP/many.err"
+[ $? -eq 2 ] && grep -q "too many settings" "$TMP/many.err" || ok="$ok too-many-flags($(head -c 200 "$TMP/many.err"))"
+"$TAGPROF" agent "${many[@]:0:62}" -v --check-config >/dev/null 2>&1 || ok="$ok 31-flags-refused"
 printf 'window = 60\n' >"$TMP/hup.conf"; chmod 600 "$TMP/hup.conf"
 "$WORKLOADS/callchain" 5 >/dev/null &	# samples, so windows have files
 wl=$!
