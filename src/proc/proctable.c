@@ -18,6 +18,7 @@
 #include "proc/proctable.h"
 #include "sym/symfile.h"
 #include "proc/targetfile.h"
+#include "util/clock.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
@@ -45,14 +46,6 @@ struct proctable {
 	struct proctable_stats stats;
 	long clk_tck;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 struct proctable *proctable__new(void)
 {
@@ -257,7 +250,7 @@ static int load_maps(struct proctable *t, struct proc *p)
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
 	f = fopen(path, "re");
-	p->loaded_ns = now_ns();
+	p->loaded_ns = clock__mono_ns();
 	if (!f) {
 		t->stats.maps_failed++;
 		return -errno;
@@ -442,7 +435,7 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 	if (p->stale)
 		return NULL;
 	m = map_search(p, addr);
-	if (m || now_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
+	if (m || clock__mono_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
 		return m;
 	t->stats.maps_reloads++;
 	if (load_maps(t, p))
@@ -637,7 +630,7 @@ static void perfmap_refresh(struct proctable *t, struct proc *p)
 	int err;
 
 	p->perfmap_tried = true;
-	p->perfmap_checked_ns = now_ns();
+	p->perfmap_checked_ns = clock__mono_ns();
 	if (!ns_pid_uid(p->pid, &nspid, &uid))
 		return;
 	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", p->pid,
@@ -715,7 +708,7 @@ const char *proctable__jit_name(struct proctable *t, struct proc *p, uint64_t ad
 	name = perfmap__lookup(p->perfmap, addr, NULL);
 	if (name)
 		return name;
-	if (p->perfmap_tried && now_ns() - p->perfmap_checked_ns <
+	if (p->perfmap_tried && clock__mono_ns() - p->perfmap_checked_ns <
 	    PERFMAP_RECHECK_NS + p->perfmap_backoff_ns)
 		return NULL;
 	perfmap_refresh(t, p);

@@ -52,6 +52,7 @@
 #include "kernel/sampler.h"
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
+#include "util/clock.h"
 
 #define MAX_DWFL	32	/* processes with a CFI address space at once */
 #define MAX_BINS	512	/* binaries analysed at once */
@@ -138,14 +139,6 @@ struct unwinder {
 	Elf *vdso_elf;			/* tells dwfl_attach_state the arch */
 	struct unwind_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 int unwind__parse_mode(const char *s)
 {
@@ -284,7 +277,7 @@ fail:
 	elfimage__put(b->img);
 	b->img = NULL;
 	b->nloads = 0;
-	b->failed_ns = now_ns();
+	b->failed_ns = clock__mono_ns();
 }
 
 /* The analysed binary behind a mapping; NULL if it cannot be read. */
@@ -303,7 +296,7 @@ static struct bin *bin_get(struct unwinder *u, uint32_t pid,
 		b = (struct bin *)(uintptr_t)v;
 		if (b->ok)
 			return b;
-		if (now_ns() - b->failed_ns < RETRY_NS)
+		if (clock__mono_ns() - b->failed_ns < RETRY_NS)
 			return NULL;
 		bin_load(u, b, pid, m);
 		return b->ok ? b : NULL;
