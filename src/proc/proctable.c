@@ -19,6 +19,7 @@
 #include "sym/symfile.h"
 #include "proc/targetfile.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
@@ -264,15 +265,9 @@ static int load_maps(struct proctable *t, struct proc *p)
 			t->stats.maps_over_budget++;
 			break;
 		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			if (cap > MAX_MAPS)
-				cap = MAX_MAPS;
-			tmp = realloc(maps, cap * sizeof(*maps));
-			if (!tmp)
-				break;
-			maps = tmp;
-		}
+		if (grow__array_max(&maps, &cap, n + 1, sizeof(*maps), 32,
+				    MAX_MAPS))
+			break;
 		if (parse_maps_line(t, line, &maps[n], &hdr)) {
 			n++;
 			t->stats.maps_bytes += sizeof(*maps);
@@ -739,19 +734,13 @@ static size_t collect(struct hashmap *m, bool (*drop)(struct proctable *, uint64
 	size_t it = 0, n = 0, cap = 0, len;
 	const void *key;
 	uint64_t v;
-	void **tmp;
 
 	*keys = NULL;
 	while (hashmap__next(m, &it, &key, &len, &v)) {
 		if (!drop(t, v))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			tmp = realloc(*keys, cap * sizeof(*tmp));
-			if (!tmp)
-				break;
-			*keys = tmp;
-		}
+		if (grow__array(keys, &cap, n + 1, sizeof(**keys), 16))
+			break;
 		(*keys)[n] = malloc(len + sizeof(size_t));
 		if (!(*keys)[n])
 			break;

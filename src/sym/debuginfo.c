@@ -23,6 +23,7 @@
 #include "sym/debuginfo.h"
 #include "sym/elfsym.h"
 #include "proc/targetfile.h"
+#include "util/grow.h"
 
 #define DEFAULT_DEBUG_DIRS	"/usr/lib/debug"
 #define DEBUG_DIRS_MAX		16
@@ -302,24 +303,11 @@ struct dwarf_file {
 	uint64_t errors;
 };
 
-/* Grows *arr (of elsize elements) to hold need; false on ENOMEM. */
+/* Grows *arr (of elsize elements, grow.h) to hold need, from 64; false on
+ * ENOMEM. */
 static bool grow(void *arrp, size_t *cap, size_t need, size_t elsize)
 {
-	void *arr, *grown;
-	size_t ncap;
-
-	if (need <= *cap)
-		return true;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	memcpy(&arr, arrp, sizeof(arr));
-	grown = realloc(arr, ncap * elsize);
-	if (!grown)
-		return false;
-	memcpy(arrp, &grown, sizeof(grown));
-	*cap = ncap;
-	return true;
+	return !grow__array(arrp, cap, need, elsize, 64);
 }
 
 /* Uncompressed size of one compressed debug section, read from its

@@ -7,6 +7,7 @@
  */
 #include "sym/elfsym.h"
 #include "proc/targetfile.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,18 +93,11 @@ struct elfsym_load_ctx {
 static int elfsym__cands_push(struct elfsym_cands *c,
 			      const struct elfsym_cand *cand)
 {
-	struct elfsym_cand *v;
-	size_t cap;
-
 	if (c->n == c->cap) {
 		if (c->cap >= ELFSYM_SYMS_MAX)
 			return -E2BIG;
-		cap = c->cap ? c->cap * 2 : 1024;
-		v = realloc(c->v, cap * sizeof(*v));
-		if (!v)
+		if (grow__array(&c->v, &c->cap, c->n + 1, sizeof(*c->v), 1024))
 			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
 	}
 	c->v[c->n++] = *cand;
 	return 0;

@@ -2,7 +2,10 @@
  * the sorted-range lookup. Inputs are built by the tests themselves. */
 #include "check.h"
 #include "util/clock.h"
+#include "util/grow.h"
 
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -37,9 +40,90 @@ static void test_clock_ids(void)
 	CHECK(clock__ns((clockid_t)-1000) == 0);
 }
 
+/* The first room is first_cap; after that it doubles, as often as need
+ * asks, and what was there is kept. */
+static void test_grow_doubling(void)
+{
+	size_t cap = 0, caps[8], ncaps = 0;
+	int *v = NULL;
+	bool ok = true;
+
+	CHECK(grow__array(&v, &cap, 1, sizeof(*v), 4) == 0);
+	CHECK(v && cap == 4);
+	for (int i = 0; i < 40; i++) {
+		size_t before = cap;
+
+		CHECK(grow__array(&v, &cap, (size_t)i + 1, sizeof(*v), 4) == 0);
+		if (cap != before && ncaps < 8)
+			caps[ncaps++] = cap;
+		v[i] = i * 7;
+	}
+	CHECK(ncaps == 4 && caps[0] == 8 && caps[1] == 16 && caps[2] == 32 &&
+	      caps[3] == 64);
+	for (int i = 0; i < 40; i++)
+		ok = ok && v[i] == i * 7;
+	CHECK(ok);
+	/* Room already there: nothing changes. */
+	CHECK(grow__array(&v, &cap, 10, sizeof(*v), 4) == 0 && cap == 64);
+	/* A need far past the capacity doubles until it fits. */
+	CHECK(grow__array(&v, &cap, 1000, sizeof(*v), 4) == 0 && cap == 1024);
+	free(v);
+	/* A first need over first_cap doubles from it; first_cap 0 is 1. */
+	v = NULL;
+	cap = 0;
+	CHECK(grow__array(&v, &cap, 100, sizeof(*v), 16) == 0 && cap == 128);
+	free(v);
+	v = NULL;
+	cap = 0;
+	CHECK(grow__array(&v, &cap, 3, sizeof(*v), 0) == 0 && cap == 4);
+	free(v);
+}
+
+/* Sizes that overflow size_t are refused, and leave the array as it was. */
+static void test_grow_overflow(void)
+{
+	size_t cap = 0;
+	char *v = NULL;
+
+	CHECK(grow__array(&v, &cap, 8, 1, 8) == 0 && cap == 8);
+	v[0] = 'x';
+	CHECK(grow__array(&v, &cap, SIZE_MAX / 2 + 2, 1, 8) == -ENOMEM);
+	CHECK(cap == 8 && v[0] == 'x');
+	/* The count fits, count times the element size does not. */
+	CHECK(grow__array(&v, &cap, SIZE_MAX / 16, 32, 8) == -ENOMEM);
+	CHECK(cap == 8 && v[0] == 'x');
+	/* Too big for memory: realloc says so. */
+	CHECK(grow__array(&v, &cap, SIZE_MAX / 4, 1, 8) == -ENOMEM);
+	CHECK(cap == 8 && v[0] == 'x');
+	free(v);
+}
+
+/* A bound stops the doubling there, and a need over it is refused. */
+static void test_grow_max(void)
+{
+	size_t cap = 0;
+	int *v = NULL;
+
+	CHECK(grow__array_max(&v, &cap, 1, sizeof(*v), 8, 20) == 0 && cap == 8);
+	CHECK(grow__array_max(&v, &cap, 9, sizeof(*v), 8, 20) == 0 && cap == 16);
+	CHECK(grow__array_max(&v, &cap, 17, sizeof(*v), 8, 20) == 0 && cap == 20);
+	v[19] = 1;
+	CHECK(grow__array_max(&v, &cap, 21, sizeof(*v), 8, 20) == -E2BIG);
+	CHECK(cap == 20 && v[19] == 1);
+	free(v);
+	/* A first capacity over the bound is cut to it. */
+	v = NULL;
+	cap = 0;
+	CHECK(grow__array_max(&v, &cap, 2, sizeof(*v), 256, 5) == 0 && cap == 5);
+	free(v);
+}
+
 int main(void)
 {
 	RUN(test_clock_monotonic);
 	RUN(test_clock_ids);
+	RUN(test_grow_doubling);
+	RUN(test_grow_overflow);
+	RUN(test_grow_max);
 	CHECK_EXIT();
 }
