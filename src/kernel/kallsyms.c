@@ -6,6 +6,7 @@
  */
 #include "kernel/kallsyms.h"
 #include "util/grow.h"
+#include "util/sortedrange.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -376,24 +377,14 @@ const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr,
 			     uint64_t *start, const char **module)
 {
 	const struct kallsyms_sym *s;
-	size_t lo = 0, hi;
 
 	if (!k || !k->nsyms || addr < k->syms[0].addr)
 		return NULL;
 	if (addr > k->syms[k->nsyms - 1].addr &&
 	    addr - k->syms[k->nsyms - 1].addr > KALLSYMS_PAST_LAST)
 		return NULL;
-	/* Greatest addr <= the one asked: invariant syms[lo].addr <= addr. */
-	hi = k->nsyms;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	s = &k->syms[lo];
+	/* Greatest addr <= the one asked: there is one, syms[0]. */
+	s = SORTEDRANGE_FLOOR(k->syms, k->nsyms, addr, addr);
 	if (start)
 		*start = s->addr;
 	if (module)

@@ -11,6 +11,7 @@
 #include "proc/targetfile.h"
 #include "util/utf8.h"
 #include "util/grow.h"
+#include "util/sortedrange.h"
 
 /* Entries looked at below the one found when it does not hold the
  * address: bounds the cost of overlapping entries. */
@@ -344,20 +345,13 @@ const char *perfmap__lookup(const struct perfmap *m, uint64_t addr,
 			    uint64_t *start)
 {
 	const struct pm_entry *best = NULL;
-	size_t lo = 0, hi, i, k;
+	size_t i, k;
 
 	if (!m || !m->n || addr < m->v[0].start)
 		return NULL;
-	hi = m->n;
-	while (hi - lo > 1) {	/* greatest start <= addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	for (i = lo, k = 0; k < OVERLAP_SCAN; i--, k++) {
+	/* From the greatest start <= addr (v[0] is one) back. */
+	i = SORTEDRANGE_UPPER(m->v, m->n, start, addr) - 1;
+	for (k = 0; k < OVERLAP_SCAN; i--, k++) {
 		const struct pm_entry *e = &m->v[i];
 
 		if (addr < e->end && (!best || e->seq > best->seq))

@@ -20,6 +20,7 @@
 #include "proc/targetfile.h"
 #include "util/clock.h"
 #include "util/grow.h"
+#include "util/sortedrange.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
@@ -404,22 +405,13 @@ void proctable__forget(struct proctable *t, uint32_t pid)
 		proc_free((struct proc *)(uintptr_t)v);
 }
 
+/* The maps do not overlap: the one starting last at or below addr is the
+ * only one that can hold it. */
 static struct proc_map *map_search(struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	struct proc_map *m = SORTEDRANGE_FLOOR(p->maps, p->nmaps, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		struct proc_map *m = &p->maps[mid];
-
-		if (addr < m->start)
-			hi = mid;
-		else if (addr >= m->end)
-			lo = mid + 1;
-		else
-			return m;
-	}
-	return NULL;
+	return m && addr < m->end ? m : NULL;
 }
 
 struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,

@@ -24,6 +24,7 @@
 #include "sym/elfsym.h"
 #include "proc/targetfile.h"
 #include "util/grow.h"
+#include "util/sortedrange.h"
 
 #define DEFAULT_DEBUG_DIRS	"/usr/lib/debug"
 #define DEBUG_DIRS_MAX		16
@@ -667,18 +668,12 @@ static void index_cu(struct dwarf_file *d, struct cu_ent *cu)
 /* The compile unit holding addr, by its ranges, else by .debug_aranges. */
 static struct cu_ent *find_cu(struct dwarf_file *d, uint64_t addr)
 {
-	size_t lo = 0, hi = d->nranges, i;
+	size_t lo, hi, i;
 	Dwarf_Die cudie;
 	Dwarf_Off off;
 
-	while (lo < hi) {	/* first range with lo > addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* First range with lo > addr. */
+	lo = SORTEDRANGE_UPPER(d->ranges, d->nranges, lo, addr);
 	for (i = lo; i > 0 && lo - i < 8; i--)
 		if (addr < d->ranges[i - 1].hi)
 			return &d->cus[d->ranges[i - 1].cu];
@@ -702,17 +697,10 @@ static struct cu_ent *find_cu(struct dwarf_file *d, uint64_t addr)
 
 static const struct fn_range *find_fn(const struct cu_ent *cu, uint64_t addr)
 {
-	size_t lo = 0, hi = cu->nfns, i;
 	const struct fn_range *best = NULL;
+	size_t lo, i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cu->fns[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SORTEDRANGE_UPPER(cu->fns, cu->nfns, lo, addr);
 	/* The innermost (shortest) range holding addr, among a few. */
 	for (i = lo; i > 0 && lo - i < 8; i--) {
 		const struct fn_range *f = &cu->fns[i - 1];

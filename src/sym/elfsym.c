@@ -8,6 +8,7 @@
 #include "sym/elfsym.h"
 #include "proc/targetfile.h"
 #include "util/grow.h"
+#include "util/sortedrange.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -913,21 +914,10 @@ const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
 			   uint64_t *start)
 {
 	const struct elfsym_sym *s;
-	size_t lo = 0, hi;
 
-	if (!e || !e->nsyms || vaddr < e->syms[0].start)
+	/* Greatest start <= vaddr. */
+	if (!e || !(s = SORTEDRANGE_FLOOR(e->syms, e->nsyms, start, vaddr)))
 		return NULL;
-	/* Greatest start <= vaddr: invariant syms[lo].start <= vaddr. */
-	hi = e->nsyms;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].start <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	s = &e->syms[lo];
 	/* Size 0 (no .size in assembly, and no section to bound it) runs
 	 * up to the next symbol. */
 	if (s->size && vaddr - s->start >= s->size)

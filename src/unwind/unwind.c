@@ -53,6 +53,7 @@
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
+#include "util/sortedrange.h"
 
 #define MAX_DWFL	32	/* processes with a CFI address space at once */
 #define MAX_BINS	512	/* binaries analysed at once */
@@ -478,19 +479,9 @@ static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
 /* The executable mapping that holds addr, without re-reading the maps. */
 static struct proc_map *find_map(const struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	struct proc_map *m = SORTEDRANGE_FLOOR(p->maps, p->nmaps, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (addr < p->maps[mid].start)
-			hi = mid;
-		else if (addr >= p->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &p->maps[mid];
-	}
-	return NULL;
+	return m && addr < m->end ? m : NULL;
 }
 
 /* The frame-pointer chain into out, with a frameless leaf's caller. */

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "util/clock.h"
 #include "util/grow.h"
+#include "util/sortedrange.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -118,6 +119,65 @@ static void test_grow_max(void)
 	free(v);
 }
 
+struct range {
+	uint32_t tag;		/* the start is not first: the offset counts */
+	uint64_t start, end;
+};
+
+/* Sorted by start; 0x3000 twice, the way symbol aliases share one. */
+static const struct range ranges[] = {
+	{ 1, 0x1000, 0x1800 },
+	{ 2, 0x2000, 0x2800 },
+	{ 3, 0x3000, 0x3100 },
+	{ 4, 0x3000, 0x3400 },
+	{ 5, 0x5000, 0x6000 },
+};
+#define NRANGES (sizeof(ranges) / sizeof(ranges[0]))
+
+static uint32_t floor_tag(const struct range *v, size_t n, uint64_t addr)
+{
+	const struct range *r = SORTEDRANGE_FLOOR(v, n, start, addr);
+
+	return r ? r->tag : 0;
+}
+
+static void test_range_lookup(void)
+{
+	/* Empty, and below the first start. */
+	CHECK(SORTEDRANGE_UPPER(ranges, 0, start, 0x1000) == 0);
+	CHECK(floor_tag(ranges, 0, 0x1000) == 0);
+	CHECK(floor_tag(NULL, 0, 0x1000) == 0);
+	CHECK(SORTEDRANGE_UPPER(ranges, NRANGES, start, 0xfff) == 0);
+	CHECK(floor_tag(ranges, NRANGES, 0) == 0);
+	CHECK(floor_tag(ranges, NRANGES, 0xfff) == 0);
+	/* Exactly at a start, and between two. */
+	CHECK(floor_tag(ranges, NRANGES, 0x1000) == 1);
+	CHECK(floor_tag(ranges, NRANGES, 0x2000) == 2);
+	CHECK(floor_tag(ranges, NRANGES, 0x1fff) == 1);
+	CHECK(floor_tag(ranges, NRANGES, 0x1900) == 1);	/* past its end */
+	CHECK(floor_tag(ranges, NRANGES, 0x4fff) == 4);
+	/* Equal starts: the last of them. */
+	CHECK(floor_tag(ranges, NRANGES, 0x3000) == 4);
+	CHECK(SORTEDRANGE_UPPER(ranges, NRANGES, start, 0x3000) == 4);
+	CHECK(SORTEDRANGE_UPPER(ranges, NRANGES, start, 0x2fff) == 2);
+	/* Past the last start, up to the top of the address space. */
+	CHECK(floor_tag(ranges, NRANGES, 0x5000) == 5);
+	CHECK(floor_tag(ranges, NRANGES, UINT64_MAX) == 5);
+	CHECK(SORTEDRANGE_UPPER(ranges, NRANGES, start, UINT64_MAX) == NRANGES);
+	/* One element; and every prefix of the array agrees with a scan. */
+	CHECK(floor_tag(ranges, 1, 0x9000) == 1);
+	for (size_t n = 0; n <= NRANGES; n++)
+		for (uint64_t a = 0; a < 0x7000; a += 0x80) {
+			size_t want = 0;
+
+			while (want < n && ranges[want].start <= a)
+				want++;
+			CHECK(sortedrange__upper(ranges, n, sizeof(ranges[0]),
+						 offsetof(struct range, start),
+						 a) == want);
+		}
+}
+
 int main(void)
 {
 	RUN(test_clock_monotonic);
@@ -125,5 +185,6 @@ int main(void)
 	RUN(test_grow_doubling);
 	RUN(test_grow_overflow);
 	RUN(test_grow_max);
+	RUN(test_range_lookup);
 	CHECK_EXIT();
 }
