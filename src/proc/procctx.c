@@ -12,6 +12,7 @@
 #include "otel_process_ctx.pb-c.h"
 #include "proc/pbcheck.h"
 #include "proc/procctx.h"
+#include "proc/procfs.h"
 
 #define SIGNATURE "OTEL_CTX"
 #define VERSION 2
@@ -53,32 +54,24 @@ static bool is_ctx_mapping(const char *name)
 	return false;
 }
 
+/* 1 with the address of the mapping that holds the context. */
+static int ctx_mapping_at(const struct procfs_map *m, void *arg)
+{
+	if (procfs_map__exec(m) ||
+	    m->end - m->start < sizeof(struct ctx_header) ||
+	    !is_ctx_mapping(m->path))
+		return 0;
+	*(uint64_t *)arg = m->start;
+	return 1;
+}
+
 static int find_mapping(int pid, uint64_t *addr)
 {
-	char path[64], line[512], perms[8], name[256];
-	unsigned long long start, end;
-	int ret = -ENOENT;
-	FILE *f;
+	int ret = procfs__read_maps(pid, ctx_mapping_at, addr);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		name[0] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255[^\n]", &start,
-			   &end, perms, name) < 3)
-			continue;
-		if (perms[2] == 'x' || end - start < sizeof(struct ctx_header))
-			continue;
-		if (is_ctx_mapping(name)) {
-			*addr = start;
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return ret ? 0 : -ENOENT;
 }
 
 static char *dup_str(const char *s)

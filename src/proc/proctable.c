@@ -21,6 +21,7 @@
 #include "util/clock.h"
 #include "util/grow.h"
 #include "util/sortedrange.h"
+#include "proc/procfs.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
@@ -198,84 +199,86 @@ struct hdr_map {
 	bool valid;
 };
 
-/* Parses one /proc/PID/maps line into m; false for lines to skip. Notes
- * mappings of file offset 0 in *hdr. */
-static bool parse_maps_line(struct proctable *t, char *line, struct proc_map *m,
-			    struct hdr_map *hdr)
+/* The mapping kept for one line of /proc/PID/maps, into m; false for
+ * lines to skip. Notes mappings of file offset 0 in *hdr. */
+static bool map_from_line(struct proctable *t, const struct procfs_map *pm,
+			  struct proc_map *m, struct hdr_map *hdr)
 {
-	unsigned long long start, end, off, ino;
-	unsigned int maj, min;
-	char perms[8];
-	int pos = 0;
-	char *path, *nl;
-	uint64_t dev;
-
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
-		   perms, &off, &maj, &min, &ino, &pos) < 7 || pos == 0)
+	if (pm->offset == 0 && pm->ino && pm->end > pm->start)
+		*hdr = (struct hdr_map){ pm->start, pm->dev, pm->ino, true };
+	if (!procfs_map__exec(pm) || pm->end <= pm->start)
 		return false;
-	dev = ((uint64_t)maj << 32) | min;
-	if (off == 0 && ino && end > start)
-		*hdr = (struct hdr_map){ start, dev, ino, true };
-	if (perms[2] != 'x' || end <= start)
-		return false;
-	path = line + pos;
-	nl = strchr(path, '\n');
-	if (nl)
-		*nl = '\0';
 
 	memset(m, 0, sizeof(*m));
-	m->start = start;
-	m->end = end;
-	m->offset = off;
-	if (*path == '\0') {
+	m->start = pm->start;
+	m->end = pm->end;
+	m->offset = pm->offset;
+	if (*pm->path == '\0') {
 		m->anon_exec = true;	/* JIT code, or anonymous text */
 		return true;
 	}
 	/* " (deleted)" files are still mapped; symbols may be gone. A file
 	 * with no record (out of budget or memory) is not kept: its frames
 	 * are unmapped, not taken for anonymous memory. */
-	m->bin = binary_get(t, path, dev, ino);
+	m->bin = binary_get(t, pm->path, pm->dev, pm->ino);
 	if (!m->bin)
 		return false;
-	if (hdr->valid && hdr->dev == dev && hdr->ino == ino)
+	if (hdr->valid && hdr->dev == pm->dev && hdr->ino == pm->ino)
 		m->hdr_start = hdr->start;
 	return true;
 }
 
+/* A read of the maps under way. */
+struct maps_load {
+	struct proctable *t;
+	struct proc_map *maps;
+	size_t n, cap;
+	size_t old;		/* bytes the maps it replaces count */
+	struct hdr_map hdr;
+};
+
+/* Mappings are counted as they are kept, with the binary records they
+ * create, so this process gets the room the others leave: 1 stops at the
+ * bound. */
+static int keep_map(const struct procfs_map *pm, void *arg)
+{
+	struct maps_load *l = arg;
+	struct proctable *t = l->t;
+
+	if (l->n == MAX_MAPS || t->stats.maps_bytes - l->old +
+	    sizeof(*l->maps) > t->stats.maps_budget) {
+		t->stats.maps_over_budget++;
+		return 1;
+	}
+	if (grow__array_max(&l->maps, &l->cap, l->n + 1, sizeof(*l->maps),
+			    32, MAX_MAPS))
+		return 1;
+	if (map_from_line(t, pm, &l->maps[l->n], &l->hdr)) {
+		l->n++;
+		t->stats.maps_bytes += sizeof(*l->maps);
+	}
+	return 0;
+}
+
 static int load_maps(struct proctable *t, struct proc *p)
 {
-	char path[64], *line = NULL;
-	struct proc_map *maps = NULL, *tmp;
-	size_t n = 0, cap = 0, lcap = 0, old;
-	struct hdr_map hdr = { 0 };
+	struct maps_load l = { .t = t, .old = p->nmaps * sizeof(*p->maps) };
+	struct proc_map *maps, *tmp;
+	size_t n, cap;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
-	f = fopen(path, "re");
+	f = procfs__open_maps(p->pid);
 	p->loaded_ns = clock__mono_ns();
 	if (!f) {
 		t->stats.maps_failed++;
 		return -errno;
 	}
-	/* Mappings are counted as they are kept, with the binary records
-	 * they create, so this process gets the room the others leave. */
-	old = p->nmaps * sizeof(*maps);
-	while (getline(&line, &lcap, f) > 0) {
-		if (n == MAX_MAPS || t->stats.maps_bytes - old +
-		    sizeof(*maps) > t->stats.maps_budget) {
-			t->stats.maps_over_budget++;
-			break;
-		}
-		if (grow__array_max(&maps, &cap, n + 1, sizeof(*maps), 32,
-				    MAX_MAPS))
-			break;
-		if (parse_maps_line(t, line, &maps[n], &hdr)) {
-			n++;
-			t->stats.maps_bytes += sizeof(*maps);
-		}
-	}
-	free(line);
+	/* A read error ends the list: what was read is kept. */
+	procfs__parse_maps(f, keep_map, &l);
 	fclose(f);
+	maps = l.maps;
+	n = l.n;
+	cap = l.cap;
 	/* The room doubling left is given back: what is counted is held. */
 	if (n < cap && n && (tmp = realloc(maps, n * sizeof(*maps))))
 		maps = tmp;
@@ -285,7 +288,7 @@ static int load_maps(struct proctable *t, struct proc *p)
 			maps[i].bin->refs++;
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
-	t->stats.maps_bytes -= old;
+	t->stats.maps_bytes -= l.old;
 	p->maps = maps;
 	p->nmaps = n;
 	p->maps_ver = ++t->maps_ver;

@@ -47,6 +47,7 @@
 #include "sym/elfsym.h"
 #include "util/hashmap.h"
 #include "proc/procctx.h"
+#include "proc/procfs.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
@@ -995,29 +996,34 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 
 /* ---- setup ---- */
 
+struct vdso_find {
+	uint64_t start;		/* where the auxiliary vector says it is */
+	size_t len;
+};
+
+/* 1 with the length of our vDSO mapping, if a sane one (at most 1 MiB). */
+static int vdso_map(const struct procfs_map *m, void *arg)
+{
+	struct vdso_find *v = arg;
+
+	if (strcmp(m->path, "[vdso]") || m->start != v->start ||
+	    m->end <= m->start || m->end - m->start > (1u << 20))
+		return 0;
+	v->len = m->end - m->start;
+	return 1;
+}
+
 /* Our vDSO image, from our own mappings. */
 static void load_vdso(struct unwinder *u)
 {
-	unsigned long long start, end;
-	char line[512];
 	const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	struct vdso_find v = { .start = (uintptr_t)base };
 	struct bin *b;
-	FILE *f;
 
 	if (!base)
 		return;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") &&
-		    sscanf(line, "%llx-%llx", &start, &end) == 2 &&
-		    start == (uintptr_t)base && end > start &&
-		    end - start <= (1u << 20)) {
-			u->vdso_len = end - start;
-			break;
-		}
-	fclose(f);
+	procfs__read_maps(PROCFS_SELF, vdso_map, &v);
+	u->vdso_len = v.len;
 	if (!u->vdso_len)
 		return;
 	u->vdso = malloc(u->vdso_len);

@@ -1,0 +1,207 @@
+/* procfs: the /proc/PID/maps parser on recorded maps text (every kind of
+ * line the kernel writes, and lines it does not), the remote-memory reader
+ * on this process and on a child, and the path of a process's root. */
+#include "check.h"
+#include "proc/procfs.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Recorded from a real process (a path with spaces and deleted files
+ * added), with two lines no kernel writes: garbage, and a line cut before
+ * its inode. */
+static const char maps_text[] =
+	"55d0def03000-55d0def05000 r--p 00000000 fe:00 247134                     /usr/bin/cat\n"
+	"55d0def05000-55d0def0a000 r-xp 00002000 fe:00 247134                     /usr/bin/cat\n"
+	"55d0f0ba9000-55d0f0bca000 rw-p 00000000 00:00 0                          [heap]\n"
+	"7fdf8f8ba000-7fdf8f8dc000 rw-p 00000000 00:00 0 \n"
+	"7fdf8f963000-7fdf8fab9000 r-xp 00026000 fe:00 332835                     /usr/lib/x86_64-linux-gnu/libc.so.6\n"
+	"this is not a maps line\n"
+	"7fdf8fb00000-7fdf8fb01000 r-xp 00000000 fe:00\n"
+	"7fdf8fb22000-7fdf8fb29000 r-xs 00001000 fe:01 99                         /opt/my app/lib x.so (deleted)\n"
+	"7fdf8fb29000-7fdf8fb2a000 rw-s 00000000 00:01 2050                       /memfd:OTEL_CTX (deleted)\n"
+	"7fdf8fb2a000-7fdf8fb2c000 rw-p 00000000 00:00 0                          [anon:OTEL_CTX]\n"
+	"7ffd2b5e5000-7ffd2b606000 rw-p 00000000 00:00 0                          [stack]\n"
+	"7ffd2b7c4000-7ffd2b7c6000 r-xp 00000000 00:00 0                          [vdso]\n"
+	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]";
+
+struct seen {
+	struct procfs_map m[32];
+	char path[32][256];
+	size_t pathlen[32];
+	size_t n;
+	size_t stop_after;	/* 0: never */
+};
+
+static int collect(const struct procfs_map *m, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 32) {
+		s->m[s->n] = *m;
+		snprintf(s->path[s->n], sizeof(s->path[0]), "%s", m->path);
+		s->pathlen[s->n] = strlen(m->path);
+		s->m[s->n].path = s->path[s->n];
+	}
+	s->n++;
+	return s->stop_after && s->n == s->stop_after ? 7 : 0;
+}
+
+static int parse_text(const char *text, struct seen *s)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = procfs__parse_maps(f, collect, s);
+	fclose(f);
+	return ret;
+}
+
+static void test_maps_recorded(void)
+{
+	static struct seen s;
+	const struct procfs_map *m = s.m;
+
+	CHECK(parse_text(maps_text, &s) == 0);
+	CHECK(s.n == 11);	/* 13 lines, 2 not maps lines */
+	/* A file mapping, every field. */
+	CHECK(m[1].start == 0x55d0def05000 && m[1].end == 0x55d0def0a000);
+	CHECK(!strcmp(m[1].perms, "r-xp") && procfs_map__exec(&m[1]));
+	CHECK(!procfs_map__exec(&m[0]));
+	CHECK(m[1].offset == 0x2000 && m[1].ino == 247134);
+	CHECK(m[1].dev == (0xfeull << 32 | 0x00));
+	CHECK(!strcmp(m[1].path, "/usr/bin/cat"));
+	/* Special and anonymous ones: no file, a name or none. */
+	CHECK(!strcmp(m[2].path, "[heap]") && m[2].ino == 0);
+	CHECK(!strcmp(m[3].path, "") && m[3].ino == 0);
+	/* Spaces belong to the path, and so does " (deleted)". */
+	CHECK(!strcmp(m[5].path, "/opt/my app/lib x.so (deleted)"));
+	CHECK(m[5].dev == (0xfeull << 32 | 0x01) && m[5].offset == 0x1000);
+	CHECK(!strcmp(m[6].path, "/memfd:OTEL_CTX (deleted)"));
+	CHECK(!strcmp(m[7].path, "[anon:OTEL_CTX]"));
+	CHECK(!strcmp(m[8].path, "[stack]"));
+	CHECK(!strcmp(m[9].path, "[vdso]") && procfs_map__exec(&m[9]));
+	/* The last line has no newline; the top of the address space. */
+	CHECK(m[10].start == 0xffffffffff600000ull);
+	CHECK(!strcmp(m[10].path, "[vsyscall]"));
+	CHECK(!strcmp(m[10].perms, "--xp") && procfs_map__exec(&m[10]));
+}
+
+/* One line at a time, as the parser sees it. */
+static void test_maps_line(void)
+{
+	struct procfs_map m;
+	char line[256];
+
+	snprintf(line, sizeof(line), "1000-2000 r-xp 0 08:01 5 /bin/x\n");
+	CHECK(procfs__parse_maps_line(line, &m));
+	CHECK(m.start == 0x1000 && m.end == 0x2000 && m.dev == (8ull << 32 | 1));
+	CHECK(!strcmp(m.path, "/bin/x"));	/* newline cut */
+	/* No path and no blank after the inode: an empty path. */
+	snprintf(line, sizeof(line), "1000-2000 rw-p 0 00:00 0");
+	CHECK(procfs__parse_maps_line(line, &m) && !strcmp(m.path, ""));
+	snprintf(line, sizeof(line), "1000-2000 rw-p 0 00:00 0\n");
+	CHECK(procfs__parse_maps_line(line, &m) && !strcmp(m.path, ""));
+	/* Not maps lines: empty, cut short, not hexadecimal. */
+	snprintf(line, sizeof(line), "\n");
+	CHECK(!procfs__parse_maps_line(line, &m));
+	snprintf(line, sizeof(line), "1000-2000 r-xp 0 08:01");
+	CHECK(!procfs__parse_maps_line(line, &m));
+	snprintf(line, sizeof(line), "1000-zz r-xp 0 08:01 5 /bin/x");
+	CHECK(!procfs__parse_maps_line(line, &m));
+	/* Over-long permissions are cut to what fits, and the line refused:
+	 * the rest no longer parses. */
+	snprintf(line, sizeof(line), "1000-2000 r-xpr-xpr-xp 0 08:01 5 /x");
+	CHECK(!procfs__parse_maps_line(line, &m));
+}
+
+/* A line longer than any buffer is read whole: its path intact, and no
+ * piece of it taken for a line of its own. */
+static void test_maps_long_line(void)
+{
+	static struct seen s;
+	size_t plen = 100000, len;
+	char *text, *p;
+
+	text = malloc(plen + 256);
+	CHECK(text);
+	len = (size_t)sprintf(text, "1000-2000 r-xp 0 08:01 5 /");
+	p = text + len;
+	/* Inside the long path, text that looks like a maps line. */
+	memset(p, 'a', plen);
+	memcpy(p + 600, "\t3000-4000 r-xp 0 08:01 6 /fake", 31);
+	p[plen] = '\0';
+	strcat(text, "\n5000-6000 r--p 0 08:01 7 /next\n");
+	s.n = 0;
+	CHECK(parse_text(text, &s) == 0);
+	CHECK(s.n == 2);
+	CHECK(s.m[0].start == 0x1000 && s.m[1].start == 0x5000);
+	CHECK(s.pathlen[0] == plen + 1 && !strncmp(s.path[0], "/aaa", 4));
+	CHECK(!strcmp(s.path[1], "/next"));
+	free(text);
+}
+
+/* The callback stops the walk, and what it returned is the walk's. */
+static void test_maps_stop(void)
+{
+	static struct seen s;
+
+	s.stop_after = 3;
+	CHECK(parse_text(maps_text, &s) == 7);
+	CHECK(s.n == 3);
+	/* Empty text: no call. */
+	s.n = 0;
+	s.stop_after = 0;
+	CHECK(parse_text("", &s) == 0 && s.n == 0);
+}
+
+struct find_addr {
+	uint64_t addr;
+	bool found, exec;
+};
+
+static int holds(const struct procfs_map *m, void *arg)
+{
+	struct find_addr *a = arg;
+
+	if (a->addr < m->start || a->addr >= m->end)
+		return 0;
+	a->found = true;
+	a->exec = procfs_map__exec(m);
+	return 1;
+}
+
+/* The /proc wrapper on this process: its code is mapped executable, its
+ * data not; a pid no process has cannot be read. */
+static void test_maps_proc(void)
+{
+	struct find_addr code = { (uintptr_t)&test_maps_proc };
+	struct find_addr data = { (uintptr_t)&maps_text };
+	struct find_addr self = { (uintptr_t)&test_maps_proc };
+
+	CHECK(procfs__read_maps(getpid(), holds, &code) == 1);
+	CHECK(code.found && code.exec);
+	CHECK(procfs__read_maps(getpid(), holds, &data) == 1);
+	CHECK(data.found && !data.exec);
+	CHECK(procfs__read_maps(PROCFS_SELF, holds, &self) == 1 && self.exec);
+	CHECK(procfs__read_maps(INT_MAX, holds, &self) == -ENOENT);
+	CHECK(!procfs__open_maps(0) && errno == ENOENT);
+}
+
+int main(void)
+{
+	RUN(test_maps_recorded);
+	RUN(test_maps_line);
+	RUN(test_maps_long_line);
+	RUN(test_maps_stop);
+	RUN(test_maps_proc);
+	CHECK_EXIT();
+}
