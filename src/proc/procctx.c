@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "otel_process_ctx.pb-c.h"
 #include "proc/pbcheck.h"
@@ -26,18 +25,6 @@ struct ctx_header {		/* as published, native byte order */
 	uint64_t payload;
 };
 _Static_assert(sizeof(struct ctx_header) == 32, "OTEL_CTX header");
-
-int procmem__read(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n;
-
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
 
 /* The names OTEL_CTX gets in /proc/PID/maps, by how it was created; OTEP
  * 4719 matches them as prefixes (a memfd's name ends " (deleted)" once
@@ -254,7 +241,7 @@ static int read_once(int pid, uint64_t addr, const struct procctx *prev,
 	uint8_t *payload = NULL;
 	int ret;
 
-	ret = procmem__read(pid, addr, &h, sizeof(h));
+	ret = procfs__read_mem(pid, addr, &h, sizeof(h));
 	if (ret)
 		return ret;
 	if (memcmp(h.signature, SIGNATURE, 8) || h.version != VERSION)
@@ -269,9 +256,9 @@ static int read_once(int pid, uint64_t addr, const struct procctx *prev,
 	payload = malloc(h.payload_size);
 	if (!payload)
 		return -ENOMEM;
-	ret = procmem__read(pid, h.payload, payload, h.payload_size);
+	ret = procfs__read_mem(pid, h.payload, payload, h.payload_size);
 	if (!ret)
-		ret = procmem__read(pid, addr + 16, &again, sizeof(again));
+		ret = procfs__read_mem(pid, addr + 16, &again, sizeof(again));
 	if (!ret && again != h.published_at)
 		ret = -EAGAIN;
 	if (!ret)

@@ -438,18 +438,9 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
 			    char *id, size_t len)
 {
-	char path[64];
-	int fd, err;
-
 	if (!m->hdr_start || p->stale)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	err = elfsym__mem_build_id(fd, m->hdr_start, id, len);
-	close(fd);
-	return err == 0;
+	return elfsym__mem_build_id(p->pid, m->hdr_start, id, len) == 0;
 }
 
 /* The binary's path as the process sees it, without " (deleted)", into

@@ -36,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #define TLSLOC_DTV_OFF		8	/* glibc x86-64: offsetof(tcbhead_t, dtv) */
@@ -75,46 +74,6 @@ struct tlsloc__elf {
 	GElf_Ehdr ehdr;
 	uint64_t size;		/* of the file */
 };
-
-/* ---- process memory ---- */
-
-/* Fallback for kernels or sandboxes without process_vm_readv. */
-static int tlsloc__read_proc_mem(int pid, uint64_t addr, void *buf,
-				 size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd, err;
-
-	if (addr > INT64_MAX)
-		return -EFAULT;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = pread(fd, buf, len, (off_t)addr);
-	if (n < 0)
-		err = errno == EIO ? -EFAULT : -errno;
-	else
-		err = (size_t)n == len ? 0 : -EFAULT;
-	close(fd);
-	return err;
-}
-
-static int tlsloc__read_mem(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = len };
-	ssize_t n;
-
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n >= 0)
-		return (size_t)n == len ? 0 : -EFAULT;
-	if (errno != ENOSYS && errno != EPERM)
-		return -errno;
-	return tlsloc__read_proc_mem(pid, addr, buf, len);
-}
 
 /* ---- mappings ---- */
 
@@ -413,7 +372,7 @@ static int tlsloc__read_in(int pid, const struct tlsloc__mod *mod, void *arg)
 	else
 		a->err = tlsloc__bias(&m, mod, &bias);
 	if (!a->err)
-		a->err = tlsloc__read_mem(pid, bias + sym.st_value, a->buf,
+		a->err = procfs__read_mem(pid, bias + sym.st_value, a->buf,
 					  a->len);
 cleanup:
 	tlsloc__elf_close(&m);
@@ -566,7 +525,7 @@ static int tlsloc__from_tpoff64(const struct tlsloc__ctx *c,
 	uint64_t v;
 	int err;
 
-	err = tlsloc__read_mem(c->pid, rel->got, &v, sizeof(v));
+	err = procfs__read_mem(c->pid, rel->got, &v, sizeof(v));
 	if (err)
 		return err;
 	/* Zero until relocated: nothing static sits at the thread pointer. */
@@ -586,7 +545,7 @@ static int tlsloc__from_tlsdesc(const struct tlsloc__ctx *c,
 	int64_t arg;
 	int err;
 
-	err = tlsloc__read_mem(c->pid, rel->got, desc, sizeof(desc));
+	err = procfs__read_mem(c->pid, rel->got, desc, sizeof(desc));
 	if (err)
 		return err;
 	arg = (int64_t)desc[1];
@@ -596,7 +555,7 @@ static int tlsloc__from_tlsdesc(const struct tlsloc__ctx *c,
 		return -EAGAIN;
 	if (arg < 0 && arg > -TLSLOC_TPOFF_MAX)
 		return tlsloc__set_static(loc, (int64_t)(desc[1] - rel->adj));
-	err = tlsloc__read_mem(c->pid, desc[1], ti, sizeof(ti));
+	err = procfs__read_mem(c->pid, desc[1], ti, sizeof(ti));
 	if (err)
 		return err == -EFAULT ? -EINVAL : err;
 	return tlsloc__set_dtv(loc, ti[0], ti[1] - rel->adj);
@@ -618,7 +577,7 @@ static int tlsloc__dtpoff(const struct tlsloc__ctx *c,
 		    GELF_R_SYM(r.r_info) != GELF_R_SYM(rel->r.r_info) ||
 		    r.r_offset != rel->r.r_offset + 8)
 			continue;
-		err = tlsloc__read_mem(c->pid, rel->got + 8, &v, sizeof(v));
+		err = procfs__read_mem(c->pid, rel->got + 8, &v, sizeof(v));
 		if (err)
 			return err;
 		*offset = v - r.r_addend;
@@ -636,7 +595,7 @@ static int tlsloc__from_dtpmod64(const struct tlsloc__ctx *c,
 	uint64_t modid, offset = c->var.st_value;
 	int err;
 
-	err = tlsloc__read_mem(c->pid, rel->got, &modid, sizeof(modid));
+	err = procfs__read_mem(c->pid, rel->got, &modid, sizeof(modid));
 	if (err)
 		return err;
 	if (!modid)

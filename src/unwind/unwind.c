@@ -46,7 +46,6 @@
 #include "unwind/elfimage.h"
 #include "sym/elfsym.h"
 #include "util/hashmap.h"
-#include "proc/procctx.h"
 #include "proc/procfs.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
@@ -403,7 +402,7 @@ static enum prologue read_prologue(uint32_t pid, uint64_t addr,
 	uint8_t p[8];
 	unsigned i = 0;
 
-	if (procmem__read((int)pid, addr, p, sizeof(p)))
+	if (procfs__read_mem((int)pid, addr, p, sizeof(p)))
 		return PRO_UNKNOWN;
 	if (!memcmp(p, endbr64, 4))
 		i = 4;

@@ -6,12 +6,20 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 
 /* Recorded from a real process (a path with spaces and deleted files
  * added), with two lines no kernel writes: garbage, and a line cut before
@@ -103,7 +111,8 @@ static void test_maps_line(void)
 
 	snprintf(line, sizeof(line), "1000-2000 r-xp 0 08:01 5 /bin/x\n");
 	CHECK(procfs__parse_maps_line(line, &m));
-	CHECK(m.start == 0x1000 && m.end == 0x2000 && m.dev == (8ull << 32 | 1));
+	CHECK(m.start == 0x1000 && m.end == 0x2000);
+	CHECK(m.dev == (8ull << 32 | 1) && m.ino == 5);
 	CHECK(!strcmp(m.path, "/bin/x"));	/* newline cut */
 	/* No path and no blank after the inode: an empty path. */
 	snprintf(line, sizeof(line), "1000-2000 rw-p 0 00:00 0");
@@ -196,6 +205,140 @@ static void test_maps_proc(void)
 	CHECK(!procfs__open_maps(0) && errno == ENOENT);
 }
 
+static volatile uint64_t value = 0x1111;
+
+/* A page that is mapped, and the one after it, which is not. */
+static char *edge_page(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	munmap(p + pg, pg);
+	memset(p, 'e', pg);
+	return p;
+}
+
+/* This process: all of it or -EFAULT, never a part. */
+static void test_mem_self(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t v = 0;
+	char buf[16], *p = edge_page();
+
+	CHECK(p);
+	CHECK(!procfs__read_mem(getpid(), (uintptr_t)&value, &v, sizeof(v)));
+	CHECK(v == 0x1111);
+	CHECK(procfs__read_mem(getpid(), (uintptr_t)p + pg - 16, buf, 16) == 0);
+	CHECK(buf[0] == 'e' && buf[15] == 'e');
+	/* Across the end of the mapping, and past it. */
+	CHECK(procfs__read_mem(getpid(), (uintptr_t)p + pg - 8, buf, 16) ==
+	      -EFAULT);
+	CHECK(procfs__read_mem(getpid(), (uintptr_t)p + pg, buf, 8) == -EFAULT);
+	CHECK(procfs__read_mem(getpid(), 0, buf, 8) == -EFAULT);
+	munmap(p, pg);
+	/* No such process. */
+	CHECK(procfs__read_mem(INT_MAX, (uintptr_t)&value, &v, sizeof(v)) ==
+	      -ESRCH);
+}
+
+/* Another process: a child's copy of value, which it changed; once it is
+ * gone, -ESRCH. */
+static void test_mem_child(void)
+{
+	int ready[2], hold[2], status;
+	uint64_t v = 0;
+	char c;
+	pid_t pid;
+
+	CHECK(pipe(ready) == 0 && pipe(hold) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		value = 0xc0ffee;
+		close(ready[0]);
+		close(hold[1]);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		/* Until the parent closes its end. */
+		_exit(read(hold[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	CHECK(read(ready[0], &c, 1) == 1);
+	CHECK(procfs__read_mem(pid, (uintptr_t)&value, &v, sizeof(v)) == 0);
+	CHECK(v == 0xc0ffee && value == 0x1111);
+	close(hold[1]);
+	close(ready[0]);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	CHECK(procfs__read_mem(pid, (uintptr_t)&value, &v, sizeof(v)) ==
+	      -ESRCH);
+}
+
+/* In a child where process_vm_readv is refused (a seccomp filter, as some
+ * sandboxes have), reads go through /proc/PID/mem, with the same results.
+ * The child's exit status numbers the check that failed. */
+static int mem_fallback_child(void)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv,
+			 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(insns) / sizeof(insns[0]), insns };
+	long pg = sysconf(_SC_PAGESIZE);
+	struct iovec local, remote;
+	char buf[16], *p = edge_page();
+	uint64_t v = 0;
+
+	if (!p)
+		return 1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 77;
+	local = (struct iovec){ &v, sizeof(v) };
+	remote = (struct iovec){ (void *)&value, sizeof(v) };
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != -1 ||
+	    errno != EPERM)
+		return 2;
+	value = 0xfa11;
+	if (procfs__read_mem(getpid(), (uintptr_t)&value, &v, sizeof(v)) ||
+	    v != 0xfa11)
+		return 3;
+	if (procfs__read_mem(getpid(), (uintptr_t)p + pg - 8, buf, 16) !=
+	    -EFAULT)
+		return 4;
+	if (procfs__read_mem(getpid(), (uintptr_t)p + pg - 16, buf, 16) ||
+	    buf[0] != 'e')
+		return 5;
+	if (procfs__read_mem(getpid(), UINT64_MAX - 7, buf, 8) != -EFAULT)
+		return 6;
+	return 0;
+}
+
+static void test_mem_fallback(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(mem_fallback_child());
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	if (WEXITSTATUS(status) == 77)
+		fprintf(stderr, "  no seccomp here: fallback not tried\n");
+	else if (WEXITSTATUS(status))
+		fprintf(stderr, "  child failed check %d\n",
+			WEXITSTATUS(status));
+	CHECK(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 77);
+}
+
 int main(void)
 {
 	RUN(test_maps_recorded);
@@ -203,5 +346,8 @@ int main(void)
 	RUN(test_maps_long_line);
 	RUN(test_maps_stop);
 	RUN(test_maps_proc);
+	RUN(test_mem_self);
+	RUN(test_mem_child);
+	RUN(test_mem_fallback);
 	CHECK_EXIT();
 }
