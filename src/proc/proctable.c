@@ -473,7 +473,7 @@ static int load_binary(struct proctable *t, const struct proc *p,
 		return rc;		/* not ELF, or unreadable */
 	if (expected && (rc || strcmp(id, expected)))
 		return -ESTALE;
-	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
+	procfs__root_path(root, sizeof(root), p->pid, "", 0);
 	src = (struct symfile_source){ .path = path, .fd = fd,
 				       .build_id = rc ? NULL : id,
 				       .root = p->stale ? NULL : root,
@@ -604,7 +604,7 @@ static void perfmap_refresh(struct proctable *t, struct proc *p)
 	struct perfmap_stats st;
 	struct perfmap *pm;
 	uint64_t mtime, room;
-	char path[128];
+	char path[128], rel[64];
 	uint32_t nspid;
 	struct stat sb;
 	uid_t uid = (uid_t)-1;
@@ -614,9 +614,9 @@ static void perfmap_refresh(struct proctable *t, struct proc *p)
 	p->perfmap_checked_ns = clock__mono_ns();
 	if (!ns_pid_uid(p->pid, &nspid, &uid))
 		return;
-	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", p->pid,
-		 nspid);
-	if (lstat(path, &sb))
+	snprintf(rel, sizeof(rel), "/tmp/perf-%u.map", nspid);
+	if (!procfs__root_path(path, sizeof(path), p->pid, rel, strlen(rel)) ||
+	    lstat(path, &sb))
 		return;
 	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
 		sb.st_mtim.tv_nsec;

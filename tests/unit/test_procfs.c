@@ -3,8 +3,10 @@
  * on this process and on a child, and the path of a process's root. */
 #include "check.h"
 #include "proc/procfs.h"
+#include "proc/targetfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -17,6 +19,7 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -339,6 +342,64 @@ static void test_mem_fallback(void)
 	CHECK(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 77);
 }
 
+/* The agent's name for a path inside a process's root. */
+static void test_root_path(void)
+{
+	char buf[64], want[64];
+	const char *del = "/opt/lib x.so (deleted)";
+
+	snprintf(want, sizeof(want), "/proc/%d/root/usr/bin/cat", getpid());
+	CHECK(procfs__root_path(buf, sizeof(buf), getpid(), "/usr/bin/cat",
+				12));
+	CHECK(!strcmp(buf, want));
+	/* The first len bytes only: a deleted file's name without the
+	 * suffix maps adds. */
+	CHECK(procfs__root_path(buf, sizeof(buf), 42, del, strlen(del) - 10));
+	CHECK(!strcmp(buf, "/proc/42/root/opt/lib x.so"));
+	CHECK(procfs__root_path(buf, sizeof(buf), 42, "", 0));
+	CHECK(!strcmp(buf, "/proc/42/root"));
+	/* What does not fit is refused, not cut. */
+	CHECK(!procfs__root_path(buf, 14, 42, "/a", 2));
+	CHECK(procfs__root_path(buf, 16, 42, "/a", 2));
+}
+
+/* Opened through the root path, a file is the process's own, and a link
+ * on the way is refused, as targetfile refuses any: one pointing out of
+ * the root, one to a file inside it, one in the directories above. */
+static void test_root_open(void)
+{
+	char dir[] = "/tmp/tagprof-procfs.XXXXXX";
+	char p[PATH_MAX], rp[PATH_MAX + 64], buf[8] = "";
+	int fd;
+
+	CHECK(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/file", dir);
+	fd = open(p, O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0 && write(fd, "inside", 6) == 6 && !close(fd));
+	snprintf(p, sizeof(p), "%s/out", dir);
+	CHECK(!symlink("/etc/hostname", p));
+	snprintf(p, sizeof(p), "%s/in", dir);
+	CHECK(!symlink("file", p));
+	snprintf(p, sizeof(p), "%s/dirlink", dir);
+	CHECK(!symlink(dir, p));
+
+	snprintf(p, sizeof(p), "%s/file", dir);
+	CHECK(procfs__root_path(rp, sizeof(rp), getpid(), p, strlen(p)));
+	fd = targetfile__open(rp, NULL, NULL);
+	CHECK(fd >= 0 && read(fd, buf, 6) == 6 && !strncmp(buf, "inside", 6));
+	close(fd);
+	snprintf(p, sizeof(p), "%s/out", dir);
+	CHECK(procfs__root_path(rp, sizeof(rp), getpid(), p, strlen(p)));
+	CHECK(targetfile__open(rp, NULL, NULL) == -ELOOP);
+	snprintf(p, sizeof(p), "%s/in", dir);
+	CHECK(procfs__root_path(rp, sizeof(rp), getpid(), p, strlen(p)));
+	CHECK(targetfile__open(rp, NULL, NULL) == -ELOOP);
+	snprintf(p, sizeof(p), "%s/dirlink/file", dir);
+	CHECK(procfs__root_path(rp, sizeof(rp), getpid(), p, strlen(p)));
+	CHECK(targetfile__open(rp, NULL, NULL) == -ELOOP);
+	check_remove_dir(dir);
+}
+
 int main(void)
 {
 	RUN(test_maps_recorded);
@@ -349,5 +410,7 @@ int main(void)
 	RUN(test_mem_self);
 	RUN(test_mem_child);
 	RUN(test_mem_fallback);
+	RUN(test_root_path);
+	RUN(test_root_open);
 	CHECK_EXIT();
 }
