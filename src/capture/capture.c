@@ -20,6 +20,7 @@
 #include "sym/symbolizer.h"
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
+#include "util/clock.h"
 
 #define MAX_LABELS 64
 
@@ -45,14 +46,6 @@ struct capture {
 	uint64_t win_mono_ns;
 	struct tp_stats *last;		/* per-CPU counters at window start */
 };
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static struct pprof *new_pprof(const struct capture *c)
 {
@@ -278,8 +271,8 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 	 * have no settings for: configure every running process up front. */
 	if (o->filters.label_key || o->filters.tag_field)
 		threadctx__scan_all(c->tc);
-	c->win_real_ns = clock_ns(CLOCK_REALTIME);
-	c->win_mono_ns = clock_ns(CLOCK_MONOTONIC);
+	c->win_real_ns = clock__ns(CLOCK_REALTIME);
+	c->win_mono_ns = clock__ns(CLOCK_MONOTONIC);
 	c->next_due_ms = -1;
 	return c;
 }
@@ -504,7 +497,7 @@ struct pprof *capture__take(struct capture *c)
 {
 	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
 	struct pprof *pp = c->pp, *next = new_pprof(c);
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
 
 	if (!cpu || !next) {
 		free(cpu);
@@ -531,7 +524,7 @@ struct pprof *capture__take(struct capture *c)
 	c->pp = next;
 	symbolizer__set_pprof(c->sym, next);
 	c->win_samples = c->win_bad = c->win_dropped = c->win_value = 0;
-	c->win_real_ns = clock_ns(CLOCK_REALTIME);
+	c->win_real_ns = clock__ns(CLOCK_REALTIME);
 	c->win_mono_ns = now;
 	return pp;
 }

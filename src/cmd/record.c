@@ -28,6 +28,7 @@
 #include "out/atomicfile.h"
 #include "unwind/unwind.h"
 #include "sym/symbolizer.h"
+#include "util/clock.h"
 
 #define DEFAULT_FREQ 99
 #define LABEL_FREQ 999		/* a per-query capture wants detail */
@@ -106,14 +107,6 @@ void record_usage(FILE *out)
 "starts until it exits, and exits with its status.\n",
 		DEFAULT_FREQ, LABEL_FREQ, DEFAULT_SECONDS, TP_STACK_DEFAULT,
 		TP_STACK_MAX);
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* Parses a positive decimal into *v (at most max); false if not one. */
@@ -465,7 +458,7 @@ static void capture_loop(struct capture *c, const struct record_opts *o,
 
 	for (;;) {
 		capture__poll(c, 100);
-		elapsed = clock_ns(CLOCK_MONOTONIC) - start_ns;
+		elapsed = clock__ns(CLOCK_MONOTONIC) - start_ns;
 		if (stop_requested || (limit && elapsed >= limit) ||
 		    watched_exited(o))
 			break;
@@ -558,7 +551,7 @@ static int run(struct record_opts *o)
 		fprintf(stderr, "tagprof: %s\n", err);
 		goto cleanup;
 	}
-	start = clock_ns(CLOCK_MONOTONIC);
+	start = clock__ns(CLOCK_MONOTONIC);
 	if (o->command) {
 		e = child_release(&ch);
 		if (e) {
@@ -571,7 +564,7 @@ static int run(struct record_opts *o)
 		}
 	}
 	capture_loop(c, o, start, ch.pid, &child_status);
-	duration = clock_ns(CLOCK_MONOTONIC) - start;
+	duration = clock__ns(CLOCK_MONOTONIC) - start;
 	capture__stop(c);
 	capture__print_summary(c, duration);
 	ret = write_profile(c, o->output) ? 1 : 0;

@@ -5,6 +5,8 @@
  * few module names instead of allocating per line.
  */
 #include "kernel/kallsyms.h"
+#include "util/grow.h"
+#include "util/sortedrange.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -55,8 +57,6 @@ struct kallsyms_line {
 static int64_t kallsyms__arena_add(struct kallsyms *k, const char *s,
 				   size_t len)
 {
-	size_t cap;
-	char *names;
 	int64_t off;
 
 	if (len > KALLSYMS_NAME_MAX)
@@ -64,16 +64,9 @@ static int64_t kallsyms__arena_add(struct kallsyms *k, const char *s,
 	/* Offsets are stored in 32 bits. */
 	if (k->names_len > KALLSYMS_ARENA_MAX)
 		return -1;
-	if (k->names_len + len + 1 > k->names_cap) {
-		cap = k->names_cap ? k->names_cap * 2 : 1 << 20;
-		while (cap < k->names_len + len + 1)
-			cap *= 2;
-		names = realloc(k->names, cap);
-		if (!names)
-			return -1;
-		k->names = names;
-		k->names_cap = cap;
-	}
+	if (grow__array(&k->names, &k->names_cap, k->names_len + len + 1, 1,
+			1 << 20))
+		return -1;
 	off = k->names_len;
 	memcpy(k->names + off, s, len);
 	k->names[off + len] = '\0';
@@ -93,9 +86,8 @@ static bool kallsyms__module_is(const struct kallsyms *k, size_t idx,
 static int kallsyms__intern_module(struct kallsyms *k, const char *name,
 				   size_t len)
 {
-	uint32_t *modules;
 	int64_t off;
-	size_t i, cap;
+	size_t i;
 
 	if (len > KALLSYMS_NAME_MAX)
 		len = KALLSYMS_NAME_MAX;
@@ -109,14 +101,9 @@ static int kallsyms__intern_module(struct kallsyms *k, const char *name,
 	}
 	if (k->nmodules > UINT16_MAX)
 		return -1;
-	if (k->nmodules == k->modules_cap) {
-		cap = k->modules_cap * 2;
-		modules = realloc(k->modules, cap * sizeof(*modules));
-		if (!modules)
-			return -1;
-		k->modules = modules;
-		k->modules_cap = cap;
-	}
+	if (grow__array(&k->modules, &k->modules_cap, k->nmodules + 1,
+			sizeof(*k->modules), 16))
+		return -1;
 	off = kallsyms__arena_add(k, name, len);
 	if (off < 0)
 		return -1;
@@ -193,20 +180,16 @@ static uint8_t kallsyms__rank(const struct kallsyms_line *l)
 
 static int kallsyms__add(struct kallsyms *k, const struct kallsyms_line *l)
 {
-	struct kallsyms_sym *syms, *s;
+	struct kallsyms_sym *s;
 	int64_t name;
 	int module = 0;
-	size_t cap;
 
 	if (k->nsyms == k->cap) {
 		if (k->nsyms >= UINT32_MAX)
 			return -E2BIG;
-		cap = k->cap ? k->cap * 2 : 1 << 16;
-		syms = realloc(k->syms, cap * sizeof(*syms));
-		if (!syms)
+		if (grow__array(&k->syms, &k->cap, k->nsyms + 1,
+				sizeof(*k->syms), 1 << 16))
 			return -ENOMEM;
-		k->syms = syms;
-		k->cap = cap;
 	}
 	if (l->module_len) {
 		module = kallsyms__intern_module(k, l->module, l->module_len);
@@ -394,24 +377,14 @@ const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr,
 			     uint64_t *start, const char **module)
 {
 	const struct kallsyms_sym *s;
-	size_t lo = 0, hi;
 
 	if (!k || !k->nsyms || addr < k->syms[0].addr)
 		return NULL;
 	if (addr > k->syms[k->nsyms - 1].addr &&
 	    addr - k->syms[k->nsyms - 1].addr > KALLSYMS_PAST_LAST)
 		return NULL;
-	/* Greatest addr <= the one asked: invariant syms[lo].addr <= addr. */
-	hi = k->nsyms;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	s = &k->syms[lo];
+	/* Greatest addr <= the one asked: there is one, syms[0]. */
+	s = SORTEDRANGE_FLOOR(k->syms, k->nsyms, addr, addr);
 	if (start)
 		*start = s->addr;
 	if (module)

@@ -1,6 +1,7 @@
 /* Output files: a temporary file beside the target, fsync, rename. Readers
  * of the target see either the old file or the complete new one. */
 #include "out/atomicfile.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,14 +48,11 @@ static int split_path(const char *path, char **dir, const char **base)
 static uint64_t random_bits(void)
 {
 	static uint64_t counter;
-	struct timespec ts;
 	uint64_t r;
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
 		return r;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	r = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-	    ((uint64_t)getpid() << 16) ^ ++counter;
+	r = clock__mono_ns() ^ ((uint64_t)getpid() << 16) ^ ++counter;
 	return r * 0x9e3779b97f4a7c15ULL;
 }
 

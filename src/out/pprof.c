@@ -13,6 +13,7 @@
 
 #include "util/hashmap.h"
 #include "profile.pb-c.h"
+#include "util/grow.h"
 
 #define ARENA_BLOCK (64 * 1024)
 
@@ -102,30 +103,10 @@ struct pprof {
 
 /* ---- growable arrays ---- */
 
-/* Ensures the array at *arrp (a pointer to any pointer) has room for need
- * elements; doubles so appends stay O(1) amortized. */
+/* Room for need elements in the array at *arrp (grow.h), from 16. */
 static int reserve(void *arrp, size_t *cap, size_t need, size_t elsize)
 {
-	void *arr, *grown;
-	size_t ncap;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / elsize)
-		return -ENOMEM;
-	memcpy(&arr, arrp, sizeof(arr));
-	grown = realloc(arr, ncap * elsize);
-	if (!grown)
-		return -ENOMEM;
-	memcpy(arrp, &grown, sizeof(grown));
-	*cap = ncap;
-	return 0;
+	return grow__array(arrp, cap, need, elsize, 16);
 }
 
 /* ---- arena ---- */

@@ -22,6 +22,7 @@
 #include "util/errbuf.h"
 #include "out/push.h"
 #include "util/trustfile.h"
+#include "util/clock.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -167,14 +168,6 @@ static void push_curl_init(void)
 			 push__curl_load_err, sizeof(push__curl_load_err)))
 		return;		/* push__curl_init_rc stays CURLE_FAILED_INIT */
 	push__curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void ms_to_timespec(uint64_t ms, struct timespec *ts)
@@ -573,7 +566,7 @@ static CURLcode perform(struct pusher *p)
 		if (!running)
 			break;
 		if (stop_deadline(p, &deadline)) {
-			now = now_ms();
+			now = clock__mono_ms();
 			if (now >= deadline) {
 				rc = CURLE_ABORTED_BY_CALLBACK;
 				snprintf(p->curl_err, sizeof(p->curl_err),
@@ -662,7 +655,7 @@ static void settle(struct pusher *p, struct push_entry e,
 	} else if (r == PUSH_RETRY && !p->stopping &&
 		   ++e.attempts < PUSH_MAX_ATTEMPTS) {
 		p->stats.retried++;
-		e.next_ms = now_ms() + backoff_ms(p, e.attempts);
+		e.next_ms = clock__mono_ms() + backoff_ms(p, e.attempts);
 		ring_push_front(p, e);
 		return;
 	} else {
@@ -693,7 +686,7 @@ static bool wait_for_due(struct pusher *p)
 		pthread_cond_wait(&p->cond, &p->lock);
 		return false;
 	}
-	now = now_ms();
+	now = clock__mono_ms();
 	if (p->stopping)
 		return true;	/* back-off is skipped: one last try */
 	if (p->q[p->head].next_ms <= now)
@@ -713,7 +706,7 @@ static void *worker(void *arg)
 		struct push_entry e;
 		enum push_result r;
 
-		if (p->stopping && (!p->count || now_ms() >= p->deadline_ms)) {
+		if (p->stopping && (!p->count || clock__mono_ms() >= p->deadline_ms)) {
 			drop_all(p);
 			break;
 		}
@@ -939,7 +932,7 @@ int push__enqueue(struct pusher *p, const char *app,
 	if (len)
 		memcpy(e.body, data, len);
 	e.len = len;
-	e.next_ms = now_ms();
+	e.next_ms = clock__mono_ms();
 
 	pthread_mutex_lock(&p->lock);
 	ring_push_back(p, e);
@@ -979,7 +972,7 @@ void push__stop(struct pusher *p, int timeout_ms)
 		return;
 	pthread_mutex_lock(&p->lock);
 	p->stopping = true;
-	p->deadline_ms = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+	p->deadline_ms = clock__mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	/* Ends a curl_multi_poll() at once so the deadline is seen. */

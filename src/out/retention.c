@@ -12,6 +12,7 @@
  * directory itself must be ours (or root's) and writable by nobody else.
  */
 #include "out/retention.h"
+#include "util/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -262,17 +263,8 @@ int retention__clean_temp(const char *dir)
 static int retention__list_add(struct retention__list *l, const char *name,
 			       uint64_t size)
 {
-	struct retention__file *files;
-	size_t cap;
-
-	if (l->n == l->cap) {
-		cap = l->cap ? l->cap * 2 : 64;
-		files = realloc(l->files, cap * sizeof(*files));
-		if (!files)
-			return -ENOMEM;
-		l->files = files;
-		l->cap = cap;
-	}
+	if (grow__array(&l->files, &l->cap, l->n + 1, sizeof(*l->files), 64))
+		return -ENOMEM;
 	l->files[l->n].name = strdup(name);
 	if (!l->files[l->n].name)
 		return -ENOMEM;

@@ -10,6 +10,8 @@
 #include "proc/perfmap.h"
 #include "proc/targetfile.h"
 #include "util/utf8.h"
+#include "util/grow.h"
+#include "util/sortedrange.h"
 
 /* Entries looked at below the one found when it does not hold the
  * address: bounds the cost of overlapping entries. */
@@ -84,25 +86,16 @@ static int add_name(struct perfmap *m, const char *name, size_t len,
 {
 	/* Each replaced byte can become three (U+FFFD). */
 	size_t need = 3 * len + 1;
-	char *grown;
-	size_t cap;
+	int err;
 
 	if (m->names_len + need > PERFMAP_FILE_MAX ||
 	    m->cap * sizeof(*m->v) + m->names_len + need > m->max_bytes)
 		return -E2BIG;
-	if (m->names_len + need > m->names_cap) {
-		cap = m->names_cap ? m->names_cap : 4096;
-		while (cap < m->names_len + need)
-			cap *= 2;
-		/* Doubling must not take the map past its bound. */
-		if (m->cap * sizeof(*m->v) + cap > m->max_bytes)
-			cap = m->max_bytes - m->cap * sizeof(*m->v);
-		grown = realloc(m->names, cap);
-		if (!grown)
-			return -ENOMEM;
-		m->names = grown;
-		m->names_cap = cap;
-	}
+	/* Doubling must not take the map past its bound. */
+	err = grow__array_max(&m->names, &m->names_cap, m->names_len + need, 1,
+			      4096, m->max_bytes - m->cap * sizeof(*m->v));
+	if (err)
+		return err;
 	*off = m->names_len;
 	utf8__sanitize((const uint8_t *)name, len, m->names + m->names_len, need);
 	m->names_len += strlen(m->names + m->names_len) + 1;
@@ -115,8 +108,8 @@ static int parse_line(struct perfmap *m, const char *p, const char *end,
 		      uint32_t seq)
 {
 	uint64_t start, size;
-	struct pm_entry *e, *grown;
-	size_t cap, len;
+	struct pm_entry *e;
+	size_t max, len;
 	int err;
 
 	if (end > p && end[-1] == '\r')
@@ -134,20 +127,14 @@ static int parse_line(struct perfmap *m, const char *p, const char *end,
 		return -EINVAL;
 	if (m->n == PERFMAP_ENTRIES_MAX)
 		return -E2BIG;
-	if (m->n == m->cap) {
-		cap = m->cap ? m->cap * 2 : 256;
-		if (cap > PERFMAP_ENTRIES_MAX)
-			cap = PERFMAP_ENTRIES_MAX;
-		if (cap * sizeof(*grown) + m->names_cap > m->max_bytes)
-			cap = (m->max_bytes - m->names_cap) / sizeof(*grown);
-		if (cap <= m->n)
-			return -E2BIG;
-		grown = realloc(m->v, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		m->v = grown;
-		m->cap = cap;
-	}
+	/* Within the entry bound and what the names leave of the map's. */
+	max = (m->max_bytes - m->names_cap) / sizeof(*m->v);
+	if (max > PERFMAP_ENTRIES_MAX)
+		max = PERFMAP_ENTRIES_MAX;
+	err = grow__array_max(&m->v, &m->cap, m->n + 1, sizeof(*m->v), 256,
+			      max);
+	if (err)
+		return err;
 	e = &m->v[m->n];
 	len = end - p;
 	if (len > PERFMAP_NAME_MAX)
@@ -358,20 +345,13 @@ const char *perfmap__lookup(const struct perfmap *m, uint64_t addr,
 			    uint64_t *start)
 {
 	const struct pm_entry *best = NULL;
-	size_t lo = 0, hi, i, k;
+	size_t i, k;
 
 	if (!m || !m->n || addr < m->v[0].start)
 		return NULL;
-	hi = m->n;
-	while (hi - lo > 1) {	/* greatest start <= addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	for (i = lo, k = 0; k < OVERLAP_SCAN; i--, k++) {
+	/* From the greatest start <= addr (v[0] is one) back. */
+	i = SORTEDRANGE_UPPER(m->v, m->n, start, addr) - 1;
+	for (k = 0; k < OVERLAP_SCAN; i--, k++) {
 		const struct pm_entry *e = &m->v[i];
 
 		if (addr < e->end && (!best || e->seq > best->seq))

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "otel_process_ctx.pb-c.h"
 #include "proc/pbcheck.h"
 #include "proc/procctx.h"
+#include "proc/procfs.h"
 
 #define SIGNATURE "OTEL_CTX"
 #define VERSION 2
@@ -25,18 +25,6 @@ struct ctx_header {		/* as published, native byte order */
 	uint64_t payload;
 };
 _Static_assert(sizeof(struct ctx_header) == 32, "OTEL_CTX header");
-
-int procmem__read(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len };
-	struct iovec remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n;
-
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
-}
 
 /* The names OTEL_CTX gets in /proc/PID/maps, by how it was created; OTEP
  * 4719 matches them as prefixes (a memfd's name ends " (deleted)" once
@@ -53,32 +41,24 @@ static bool is_ctx_mapping(const char *name)
 	return false;
 }
 
+/* 1 with the address of the mapping that holds the context. */
+static int ctx_mapping_at(const struct procfs_map *m, void *arg)
+{
+	if (procfs_map__exec(m) ||
+	    m->end - m->start < sizeof(struct ctx_header) ||
+	    !is_ctx_mapping(m->path))
+		return 0;
+	*(uint64_t *)arg = m->start;
+	return 1;
+}
+
 static int find_mapping(int pid, uint64_t *addr)
 {
-	char path[64], line[512], perms[8], name[256];
-	unsigned long long start, end;
-	int ret = -ENOENT;
-	FILE *f;
+	int ret = procfs__read_maps(pid, ctx_mapping_at, addr);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		name[0] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255[^\n]", &start,
-			   &end, perms, name) < 3)
-			continue;
-		if (perms[2] == 'x' || end - start < sizeof(struct ctx_header))
-			continue;
-		if (is_ctx_mapping(name)) {
-			*addr = start;
-			ret = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
+	if (ret < 0)
+		return ret;
+	return ret ? 0 : -ENOENT;
 }
 
 static char *dup_str(const char *s)
@@ -261,7 +241,7 @@ static int read_once(int pid, uint64_t addr, const struct procctx *prev,
 	uint8_t *payload = NULL;
 	int ret;
 
-	ret = procmem__read(pid, addr, &h, sizeof(h));
+	ret = procfs__read_mem(pid, addr, &h, sizeof(h));
 	if (ret)
 		return ret;
 	if (memcmp(h.signature, SIGNATURE, 8) || h.version != VERSION)
@@ -276,9 +256,9 @@ static int read_once(int pid, uint64_t addr, const struct procctx *prev,
 	payload = malloc(h.payload_size);
 	if (!payload)
 		return -ENOMEM;
-	ret = procmem__read(pid, h.payload, payload, h.payload_size);
+	ret = procfs__read_mem(pid, h.payload, payload, h.payload_size);
 	if (!ret)
-		ret = procmem__read(pid, addr + 16, &again, sizeof(again));
+		ret = procfs__read_mem(pid, addr + 16, &again, sizeof(again));
 	if (!ret && again != h.published_at)
 		ret = -EAGAIN;
 	if (!ret)

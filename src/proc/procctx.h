@@ -54,8 +54,4 @@ void procctx__clear(struct procctx *ctx);
 const struct procctx_attr *procctx__attr(const struct procctx *ctx,
 					 const char *key);
 
-/* Reads len bytes at addr in pid's memory: 0 or -errno. Shared with the
- * TLS locator and tests. */
-int procmem__read(int pid, uint64_t addr, void *buf, size_t len);
-
 #endif

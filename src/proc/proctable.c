@@ -18,6 +18,10 @@
 #include "proc/proctable.h"
 #include "sym/symfile.h"
 #include "proc/targetfile.h"
+#include "util/clock.h"
+#include "util/grow.h"
+#include "util/sortedrange.h"
+#include "proc/procfs.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
@@ -45,14 +49,6 @@ struct proctable {
 	struct proctable_stats stats;
 	long clk_tck;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 struct proctable *proctable__new(void)
 {
@@ -203,90 +199,86 @@ struct hdr_map {
 	bool valid;
 };
 
-/* Parses one /proc/PID/maps line into m; false for lines to skip. Notes
- * mappings of file offset 0 in *hdr. */
-static bool parse_maps_line(struct proctable *t, char *line, struct proc_map *m,
-			    struct hdr_map *hdr)
+/* The mapping kept for one line of /proc/PID/maps, into m; false for
+ * lines to skip. Notes mappings of file offset 0 in *hdr. */
+static bool map_from_line(struct proctable *t, const struct procfs_map *pm,
+			  struct proc_map *m, struct hdr_map *hdr)
 {
-	unsigned long long start, end, off, ino;
-	unsigned int maj, min;
-	char perms[8];
-	int pos = 0;
-	char *path, *nl;
-	uint64_t dev;
-
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
-		   perms, &off, &maj, &min, &ino, &pos) < 7 || pos == 0)
+	if (pm->offset == 0 && pm->ino && pm->end > pm->start)
+		*hdr = (struct hdr_map){ pm->start, pm->dev, pm->ino, true };
+	if (!procfs_map__exec(pm) || pm->end <= pm->start)
 		return false;
-	dev = ((uint64_t)maj << 32) | min;
-	if (off == 0 && ino && end > start)
-		*hdr = (struct hdr_map){ start, dev, ino, true };
-	if (perms[2] != 'x' || end <= start)
-		return false;
-	path = line + pos;
-	nl = strchr(path, '\n');
-	if (nl)
-		*nl = '\0';
 
 	memset(m, 0, sizeof(*m));
-	m->start = start;
-	m->end = end;
-	m->offset = off;
-	if (*path == '\0') {
+	m->start = pm->start;
+	m->end = pm->end;
+	m->offset = pm->offset;
+	if (*pm->path == '\0') {
 		m->anon_exec = true;	/* JIT code, or anonymous text */
 		return true;
 	}
 	/* " (deleted)" files are still mapped; symbols may be gone. A file
 	 * with no record (out of budget or memory) is not kept: its frames
 	 * are unmapped, not taken for anonymous memory. */
-	m->bin = binary_get(t, path, dev, ino);
+	m->bin = binary_get(t, pm->path, pm->dev, pm->ino);
 	if (!m->bin)
 		return false;
-	if (hdr->valid && hdr->dev == dev && hdr->ino == ino)
+	if (hdr->valid && hdr->dev == pm->dev && hdr->ino == pm->ino)
 		m->hdr_start = hdr->start;
 	return true;
 }
 
+/* A read of the maps under way. */
+struct maps_load {
+	struct proctable *t;
+	struct proc_map *maps;
+	size_t n, cap;
+	size_t old;		/* bytes the maps it replaces count */
+	struct hdr_map hdr;
+};
+
+/* Mappings are counted as they are kept, with the binary records they
+ * create, so this process gets the room the others leave: 1 stops at the
+ * bound. */
+static int keep_map(const struct procfs_map *pm, void *arg)
+{
+	struct maps_load *l = arg;
+	struct proctable *t = l->t;
+
+	if (l->n == MAX_MAPS || t->stats.maps_bytes - l->old +
+	    sizeof(*l->maps) > t->stats.maps_budget) {
+		t->stats.maps_over_budget++;
+		return 1;
+	}
+	if (grow__array_max(&l->maps, &l->cap, l->n + 1, sizeof(*l->maps),
+			    32, MAX_MAPS))
+		return 1;
+	if (map_from_line(t, pm, &l->maps[l->n], &l->hdr)) {
+		l->n++;
+		t->stats.maps_bytes += sizeof(*l->maps);
+	}
+	return 0;
+}
+
 static int load_maps(struct proctable *t, struct proc *p)
 {
-	char path[64], *line = NULL;
-	struct proc_map *maps = NULL, *tmp;
-	size_t n = 0, cap = 0, lcap = 0, old;
-	struct hdr_map hdr = { 0 };
+	struct maps_load l = { .t = t, .old = p->nmaps * sizeof(*p->maps) };
+	struct proc_map *maps, *tmp;
+	size_t n, cap;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
-	f = fopen(path, "re");
-	p->loaded_ns = now_ns();
+	f = procfs__open_maps(p->pid);
+	p->loaded_ns = clock__mono_ns();
 	if (!f) {
 		t->stats.maps_failed++;
 		return -errno;
 	}
-	/* Mappings are counted as they are kept, with the binary records
-	 * they create, so this process gets the room the others leave. */
-	old = p->nmaps * sizeof(*maps);
-	while (getline(&line, &lcap, f) > 0) {
-		if (n == MAX_MAPS || t->stats.maps_bytes - old +
-		    sizeof(*maps) > t->stats.maps_budget) {
-			t->stats.maps_over_budget++;
-			break;
-		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			if (cap > MAX_MAPS)
-				cap = MAX_MAPS;
-			tmp = realloc(maps, cap * sizeof(*maps));
-			if (!tmp)
-				break;
-			maps = tmp;
-		}
-		if (parse_maps_line(t, line, &maps[n], &hdr)) {
-			n++;
-			t->stats.maps_bytes += sizeof(*maps);
-		}
-	}
-	free(line);
+	/* A read error ends the list: what was read is kept. */
+	procfs__parse_maps(f, keep_map, &l);
 	fclose(f);
+	maps = l.maps;
+	n = l.n;
+	cap = l.cap;
 	/* The room doubling left is given back: what is counted is held. */
 	if (n < cap && n && (tmp = realloc(maps, n * sizeof(*maps))))
 		maps = tmp;
@@ -296,7 +288,7 @@ static int load_maps(struct proctable *t, struct proc *p)
 			maps[i].bin->refs++;
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
-	t->stats.maps_bytes -= old;
+	t->stats.maps_bytes -= l.old;
 	p->maps = maps;
 	p->nmaps = n;
 	p->maps_ver = ++t->maps_ver;
@@ -416,22 +408,13 @@ void proctable__forget(struct proctable *t, uint32_t pid)
 		proc_free((struct proc *)(uintptr_t)v);
 }
 
+/* The maps do not overlap: the one starting last at or below addr is the
+ * only one that can hold it. */
 static struct proc_map *map_search(struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	struct proc_map *m = SORTEDRANGE_FLOOR(p->maps, p->nmaps, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		struct proc_map *m = &p->maps[mid];
-
-		if (addr < m->start)
-			hi = mid;
-		else if (addr >= m->end)
-			lo = mid + 1;
-		else
-			return m;
-	}
-	return NULL;
+	return m && addr < m->end ? m : NULL;
 }
 
 struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
@@ -442,7 +425,7 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 	if (p->stale)
 		return NULL;
 	m = map_search(p, addr);
-	if (m || now_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
+	if (m || clock__mono_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
 		return m;
 	t->stats.maps_reloads++;
 	if (load_maps(t, p))
@@ -455,18 +438,9 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
 			    char *id, size_t len)
 {
-	char path[64];
-	int fd, err;
-
 	if (!m->hdr_start || p->stale)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	err = elfsym__mem_build_id(fd, m->hdr_start, id, len);
-	close(fd);
-	return err == 0;
+	return elfsym__mem_build_id(p->pid, m->hdr_start, id, len) == 0;
 }
 
 /* The binary's path as the process sees it, without " (deleted)", into
@@ -499,7 +473,7 @@ static int load_binary(struct proctable *t, const struct proc *p,
 		return rc;		/* not ELF, or unreadable */
 	if (expected && (rc || strcmp(id, expected)))
 		return -ESTALE;
-	snprintf(root, sizeof(root), "/proc/%u/root", p->pid);
+	procfs__root_path(root, sizeof(root), p->pid, "", 0);
 	src = (struct symfile_source){ .path = path, .fd = fd,
 				       .build_id = rc ? NULL : id,
 				       .root = p->stale ? NULL : root,
@@ -630,19 +604,19 @@ static void perfmap_refresh(struct proctable *t, struct proc *p)
 	struct perfmap_stats st;
 	struct perfmap *pm;
 	uint64_t mtime, room;
-	char path[128];
+	char path[128], rel[64];
 	uint32_t nspid;
 	struct stat sb;
 	uid_t uid = (uid_t)-1;
 	int err;
 
 	p->perfmap_tried = true;
-	p->perfmap_checked_ns = now_ns();
+	p->perfmap_checked_ns = clock__mono_ns();
 	if (!ns_pid_uid(p->pid, &nspid, &uid))
 		return;
-	snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", p->pid,
-		 nspid);
-	if (lstat(path, &sb))
+	snprintf(rel, sizeof(rel), "/tmp/perf-%u.map", nspid);
+	if (!procfs__root_path(path, sizeof(path), p->pid, rel, strlen(rel)) ||
+	    lstat(path, &sb))
 		return;
 	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
 		sb.st_mtim.tv_nsec;
@@ -715,7 +689,7 @@ const char *proctable__jit_name(struct proctable *t, struct proc *p, uint64_t ad
 	name = perfmap__lookup(p->perfmap, addr, NULL);
 	if (name)
 		return name;
-	if (p->perfmap_tried && now_ns() - p->perfmap_checked_ns <
+	if (p->perfmap_tried && clock__mono_ns() - p->perfmap_checked_ns <
 	    PERFMAP_RECHECK_NS + p->perfmap_backoff_ns)
 		return NULL;
 	perfmap_refresh(t, p);
@@ -746,19 +720,13 @@ static size_t collect(struct hashmap *m, bool (*drop)(struct proctable *, uint64
 	size_t it = 0, n = 0, cap = 0, len;
 	const void *key;
 	uint64_t v;
-	void **tmp;
 
 	*keys = NULL;
 	while (hashmap__next(m, &it, &key, &len, &v)) {
 		if (!drop(t, v))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			tmp = realloc(*keys, cap * sizeof(*tmp));
-			if (!tmp)
-				break;
-			*keys = tmp;
-		}
+		if (grow__array(keys, &cap, n + 1, sizeof(**keys), 16))
+			break;
 		(*keys)[n] = malloc(len + sizeof(size_t));
 		if (!(*keys)[n])
 			break;

@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
+#include "proc/procfs.h"
 #include "proc/targetfile.h"
 
 #define DELETED		" (deleted)"
@@ -193,9 +194,8 @@ int targetfile__open_mapped(uint32_t pid, uint64_t start, uint64_t end,
 		if (len > DELETED_LEN &&
 		    !strcmp(path + len - DELETED_LEN, DELETED))
 			len -= DELETED_LEN;
-		if (pid && (size_t)snprintf(buf[n], sizeof(buf[0]),
-					    "/proc/%u/root%.*s", pid, len,
-					    path) < sizeof(buf[0]))
+		if (pid && procfs__root_path(buf[n], sizeof(buf[0]), (int)pid,
+					     path, len))
 			n++;
 		if ((size_t)snprintf(buf[n], sizeof(buf[0]), "%.*s", len,
 				     path) < sizeof(buf[0]))

@@ -19,6 +19,7 @@
 #include "proc/threadctx.h"
 #include "proc/tlsloc.h"
 #include "util/utf8.h"
+#include "util/clock.h"
 
 #define OTEL_SYMBOL "otel_thread_ctx_v1"
 #define CL_SYMBOL "custom_labels_current_set"
@@ -64,14 +65,6 @@ struct threadctx {
 	char *tag_field, *tag_name;		/* --tag */
 	struct threadctx_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* strdup that keeps NULL as NULL; false on ENOMEM. */
 static bool dup_opt(char **dst, const char *src)
@@ -264,7 +257,7 @@ static int refresh_ctx(struct threadctx *t, struct pctx *p)
 {
 	int ret;
 
-	p->read_ns = now_ns();
+	p->read_ns = clock__mono_ns();
 	ret = read_ctx(t, p);
 	if (ret == 0) {
 		load_tags(t, p);
@@ -287,7 +280,7 @@ static bool custom_abi_ok(uint32_t pid)
  * instructions, and a sample taken before finds no symbol. */
 static bool starting(const struct pctx *p)
 {
-	return p->started_ns && now_ns() - p->started_ns < YOUNG_NS;
+	return p->started_ns && clock__mono_ns() - p->started_ns < YOUNG_NS;
 }
 
 static void discover(struct threadctx *t, struct pctx *p)
@@ -312,14 +305,14 @@ static void discover(struct threadctx *t, struct pctx *p)
 		r1 = -ENOENT;	/* refused by its schema, counted there */
 	if (r1 == 0 || r2 == 0 || p->tags.reg) {
 		if (!p->found_ns)
-			p->found_ns = now_ns();
+			p->found_ns = clock__mono_ns();
 		publish(t, p);
 		count_once(&p->counted.found, &t->stats.procs_found);
 		return;
 	}
 	/* Defined but not resolved yet (lazy binding, dlopen underway). */
 	if ((r1 == -EAGAIN || r2 == -EAGAIN) && p->retries++ < MAX_RETRIES) {
-		p->due_ns = now_ns() + RETRY_NS;
+		p->due_ns = clock__mono_ns() + RETRY_NS;
 		return;
 	}
 	/* Not there (yet): a library with it may be dlopen()ed later. */
@@ -329,7 +322,7 @@ static void discover(struct threadctx *t, struct pctx *p)
 					      RECHECK_FIRST_NS;
 		if (p->recheck_ns > RECHECK_MAX_NS)
 			p->recheck_ns = RECHECK_MAX_NS;
-		p->due_ns = now_ns() + p->recheck_ns;
+		p->due_ns = clock__mono_ns() + p->recheck_ns;
 	}
 	/* Count real failures, not processes without the symbols or gone. */
 	if ((r1 != -ENOENT && r1 != -ESRCH) || (r2 != -ENOENT && r2 != -ESRCH))
@@ -340,12 +333,11 @@ static void discover(struct threadctx *t, struct pctx *p)
  * clocks differ by the time the machine slept. */
 static uint64_t boot_to_mono(uint64_t boot_ns)
 {
-	struct timespec ts;
-	uint64_t boot_now, mono_now = now_ns();
+	uint64_t mono_now = clock__mono_ns();
+	uint64_t boot_now = clock__ns(CLOCK_BOOTTIME);
 
-	if (!boot_ns || clock_gettime(CLOCK_BOOTTIME, &ts))
+	if (!boot_ns || !boot_now)
 		return 0;
-	boot_now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	if (boot_ns > boot_now || boot_now - boot_ns > mono_now)
 		return 0;
 	return mono_now - (boot_now - boot_ns);
@@ -375,7 +367,7 @@ static struct pctx *schedule(struct threadctx *t, uint32_t pid,
 	if (p && !p->found) {
 		p->retries = 0;
 		p->recheck_ns = 0;
-		p->due_ns = now_ns() + delay;
+		p->due_ns = clock__mono_ns() + delay;
 	}
 	return p;
 }
@@ -397,7 +389,7 @@ void threadctx__on_exec(struct threadctx *t, uint32_t pid)
 	 * already (with -- COMMAND, always its first samples). */
 	if (p) {
 		p->counted = counted;
-		p->started_ns = now_ns();
+		p->started_ns = clock__mono_ns();
 	}
 }
 
@@ -431,7 +423,7 @@ static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 
 int threadctx__tick(struct threadctx *t)
 {
-	uint64_t now = now_ns(), v, next = UINT64_MAX;
+	uint64_t now = clock__mono_ns(), v, next = UINT64_MAX;
 	size_t it = 0;
 	struct pctx *p;
 
@@ -554,7 +546,7 @@ static bool reread_due(const struct pctx *p, uint64_t sample_ns)
 {
 	if (sample_ns < p->read_ns)
 		return false;
-	return p->ctx.header_addr || now_ns() - p->read_ns >= REFRESH_SCAN_NS;
+	return p->ctx.header_addr || clock__mono_ns() - p->read_ns >= REFRESH_SCAN_NS;
 }
 
 /* The key name for idx, re-reading the process context (reread_due) when

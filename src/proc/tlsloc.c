@@ -20,6 +20,7 @@
  * us), and every size, index and value read is bounded before use: a
  * process can at worst confuse where its own context is read from.
  */
+#include "proc/procfs.h"
 #include "proc/targetfile.h"
 #include "proc/tlsloc.h"
 
@@ -35,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #define TLSLOC_DTV_OFF		8	/* glibc x86-64: offsetof(tcbhead_t, dtv) */
@@ -49,18 +49,6 @@
  * millions, each costing a read of the process. */
 #define TLSLOC_TRIES_MAX	64
 
-/* One line of /proc/PID/maps. */
-struct tlsloc__map {
-	uint64_t start;
-	uint64_t end;
-	uint64_t off;
-	uint64_t ino;
-	unsigned int maj;
-	unsigned int min;
-	bool exec;
-	const char *path;	/* into the line; NULL when not a file */
-};
-
 /* The consecutive mappings of one file: a loaded module. */
 struct tlsloc__mod {
 	uint64_t lo;		/* its mappings span [lo, hi) */
@@ -69,8 +57,7 @@ struct tlsloc__mod {
 	uint64_t first_off;	/* at this file offset */
 	uint64_t last_off;
 	uint64_t ino;
-	unsigned int maj;
-	unsigned int min;
+	uint64_t dev;
 	bool exec;
 	char path[PATH_MAX];	/* "" when none (anonymous, too long) */
 };
@@ -88,105 +75,48 @@ struct tlsloc__elf {
 	uint64_t size;		/* of the file */
 };
 
-/* ---- process memory ---- */
-
-/* Fallback for kernels or sandboxes without process_vm_readv. */
-static int tlsloc__read_proc_mem(int pid, uint64_t addr, void *buf,
-				 size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd, err;
-
-	if (addr > INT64_MAX)
-		return -EFAULT;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = pread(fd, buf, len, (off_t)addr);
-	if (n < 0)
-		err = errno == EIO ? -EFAULT : -errno;
-	else
-		err = (size_t)n == len ? 0 : -EFAULT;
-	close(fd);
-	return err;
-}
-
-static int tlsloc__read_mem(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
-				.iov_len = len };
-	ssize_t n;
-
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	if (n >= 0)
-		return (size_t)n == len ? 0 : -EFAULT;
-	if (errno != ENOSYS && errno != EPERM)
-		return -errno;
-	return tlsloc__read_proc_mem(pid, addr, buf, len);
-}
-
 /* ---- mappings ---- */
 
-static bool tlsloc__parse_map(char *line, struct tlsloc__map *m)
+/* The mapped file's path; NULL for [heap], [vdso] and anonymous memory,
+ * which have no file behind them. */
+static const char *tlsloc__file(const struct procfs_map *m)
 {
-	unsigned long long start, end, off, ino;
-	char perms[8];
-	size_t len;
-	int n = 0;
-
-	len = strlen(line);
-	if (len && line[len - 1] == '\n')
-		line[len - 1] = '\0';
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
-		   perms, &off, &m->maj, &m->min, &ino, &n) != 7 || !n)
-		return false;
-	m->start = start;
-	m->end = end;
-	m->off = off;
-	m->ino = ino;
-	m->exec = strlen(perms) >= 3 && perms[2] == 'x';
-	/* [heap], [vdso] and anonymous memory have no file behind them. */
-	m->path = line[n] == '/' && ino ? line + n : NULL;
-	return start < end;
+	return m->path[0] == '/' && m->ino ? m->path : NULL;
 }
 
 /* Whether m continues mod: the same file, further into it. */
 static bool tlsloc__same_module(const struct tlsloc__mod *mod,
-				const struct tlsloc__map *m)
+				const struct procfs_map *m)
 {
-	return mod->path[0] && m->path && m->ino == mod->ino &&
-	       m->maj == mod->maj && m->min == mod->min &&
-	       m->start >= mod->hi && m->off >= mod->last_off &&
+	return mod->path[0] && tlsloc__file(m) && m->ino == mod->ino &&
+	       m->dev == mod->dev &&
+	       m->start >= mod->hi && m->offset >= mod->last_off &&
 	       !strcmp(m->path, mod->path);
 }
 
 static void tlsloc__mod_begin(struct tlsloc__mod *mod,
-			      const struct tlsloc__map *m)
+			      const struct procfs_map *m)
 {
 	mod->path[0] = '\0';
-	if (!m->path || strlen(m->path) >= sizeof(mod->path))
+	if (!tlsloc__file(m) || strlen(m->path) >= sizeof(mod->path))
 		return;
 	strcpy(mod->path, m->path);
 	mod->lo = m->start;
 	mod->hi = m->end;
 	mod->first_end = m->end;
-	mod->first_off = m->off;
-	mod->last_off = m->off;
+	mod->first_off = m->offset;
+	mod->last_off = m->offset;
 	mod->ino = m->ino;
-	mod->maj = m->maj;
-	mod->min = m->min;
-	mod->exec = m->exec;
+	mod->dev = m->dev;
+	mod->exec = procfs_map__exec(m);
 }
 
 static void tlsloc__mod_extend(struct tlsloc__mod *mod,
-			       const struct tlsloc__map *m)
+			       const struct procfs_map *m)
 {
 	mod->hi = m->end;
-	mod->last_off = m->off;
-	mod->exec |= m->exec;
+	mod->last_off = m->offset;
+	mod->exec |= procfs_map__exec(m);
 }
 
 /* Only modules with code can be ones the loader loaded. */
@@ -198,49 +128,64 @@ static int tlsloc__mod_done(int pid, const struct tlsloc__mod *mod,
 	return fn(pid, mod, arg);
 }
 
+/* A walk of the modules of a process, mapping by mapping. */
+struct tlsloc__walk {
+	int pid;
+	tlsloc__mod_fn fn;
+	void *arg;
+	struct tlsloc__mod mod;	/* the one being gathered */
+};
+
+static int tlsloc__on_map(const struct procfs_map *m, void *arg)
+{
+	struct tlsloc__walk *w = arg;
+	int err;
+
+	if (m->start >= m->end)
+		return 0;
+	if (tlsloc__same_module(&w->mod, m)) {
+		tlsloc__mod_extend(&w->mod, m);
+		return 0;
+	}
+	err = tlsloc__mod_done(w->pid, &w->mod, w->fn, w->arg);
+	if (err)
+		return err;
+	tlsloc__mod_begin(&w->mod, m);
+	return 0;
+}
+
 static int tlsloc__for_each_module(int pid, tlsloc__mod_fn fn, void *arg)
 {
-	struct tlsloc__mod *mod;
-	struct tlsloc__map m;
-	char path[64], *line = NULL;
-	size_t cap = 0;
+	struct tlsloc__walk *w;
 	FILE *f = NULL;
 	int err;
 
-	mod = calloc(1, sizeof(*mod));
-	if (!mod) {
+	w = calloc(1, sizeof(*w));
+	if (!w) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
+	w->pid = pid;
+	w->fn = fn;
+	w->arg = arg;
+	f = procfs__open_maps(pid);
 	if (!f) {
 		err = errno == ENOENT ? -ESRCH : -errno;
 		goto cleanup;
 	}
-	while (getline(&line, &cap, f) > 0) {
-		if (!tlsloc__parse_map(line, &m))
-			continue;
-		if (tlsloc__same_module(mod, &m)) {
-			tlsloc__mod_extend(mod, &m);
-			continue;
-		}
-		err = tlsloc__mod_done(pid, mod, fn, arg);
-		if (err)
-			goto cleanup;
-		tlsloc__mod_begin(mod, &m);
-	}
+	err = procfs__parse_maps(f, tlsloc__on_map, w);
+	if (err)
+		goto cleanup;
 	/* A partial list would turn into a wrong -ENOENT. */
 	if (ferror(f)) {
 		err = errno == ESRCH ? -ESRCH : -EIO;
 		goto cleanup;
 	}
-	err = tlsloc__mod_done(pid, mod, fn, arg);
+	err = tlsloc__mod_done(pid, &w->mod, fn, arg);
 cleanup:
 	if (f)
 		fclose(f);
-	free(line);
-	free(mod);
+	free(w);
 	return err;
 }
 
@@ -252,7 +197,7 @@ static int tlsloc__open_mod(int pid, const struct tlsloc__mod *mod)
 {
 	return targetfile__open_mapped((uint32_t)pid, mod->lo, mod->first_end,
 				       mod->path,
-				       (uint64_t)mod->maj << 32 | mod->min,
+				       mod->dev,
 				       mod->ino, NULL, 0);
 }
 
@@ -427,7 +372,7 @@ static int tlsloc__read_in(int pid, const struct tlsloc__mod *mod, void *arg)
 	else
 		a->err = tlsloc__bias(&m, mod, &bias);
 	if (!a->err)
-		a->err = tlsloc__read_mem(pid, bias + sym.st_value, a->buf,
+		a->err = procfs__read_mem(pid, bias + sym.st_value, a->buf,
 					  a->len);
 cleanup:
 	tlsloc__elf_close(&m);
@@ -580,7 +525,7 @@ static int tlsloc__from_tpoff64(const struct tlsloc__ctx *c,
 	uint64_t v;
 	int err;
 
-	err = tlsloc__read_mem(c->pid, rel->got, &v, sizeof(v));
+	err = procfs__read_mem(c->pid, rel->got, &v, sizeof(v));
 	if (err)
 		return err;
 	/* Zero until relocated: nothing static sits at the thread pointer. */
@@ -600,7 +545,7 @@ static int tlsloc__from_tlsdesc(const struct tlsloc__ctx *c,
 	int64_t arg;
 	int err;
 
-	err = tlsloc__read_mem(c->pid, rel->got, desc, sizeof(desc));
+	err = procfs__read_mem(c->pid, rel->got, desc, sizeof(desc));
 	if (err)
 		return err;
 	arg = (int64_t)desc[1];
@@ -610,7 +555,7 @@ static int tlsloc__from_tlsdesc(const struct tlsloc__ctx *c,
 		return -EAGAIN;
 	if (arg < 0 && arg > -TLSLOC_TPOFF_MAX)
 		return tlsloc__set_static(loc, (int64_t)(desc[1] - rel->adj));
-	err = tlsloc__read_mem(c->pid, desc[1], ti, sizeof(ti));
+	err = procfs__read_mem(c->pid, desc[1], ti, sizeof(ti));
 	if (err)
 		return err == -EFAULT ? -EINVAL : err;
 	return tlsloc__set_dtv(loc, ti[0], ti[1] - rel->adj);
@@ -632,7 +577,7 @@ static int tlsloc__dtpoff(const struct tlsloc__ctx *c,
 		    GELF_R_SYM(r.r_info) != GELF_R_SYM(rel->r.r_info) ||
 		    r.r_offset != rel->r.r_offset + 8)
 			continue;
-		err = tlsloc__read_mem(c->pid, rel->got + 8, &v, sizeof(v));
+		err = procfs__read_mem(c->pid, rel->got + 8, &v, sizeof(v));
 		if (err)
 			return err;
 		*offset = v - r.r_addend;
@@ -650,7 +595,7 @@ static int tlsloc__from_dtpmod64(const struct tlsloc__ctx *c,
 	uint64_t modid, offset = c->var.st_value;
 	int err;
 
-	err = tlsloc__read_mem(c->pid, rel->got, &modid, sizeof(modid));
+	err = procfs__read_mem(c->pid, rel->got, &modid, sizeof(modid));
 	if (err)
 		return err;
 	if (!modid)

@@ -23,6 +23,8 @@
 #include "sym/debuginfo.h"
 #include "sym/elfsym.h"
 #include "proc/targetfile.h"
+#include "util/grow.h"
+#include "util/sortedrange.h"
 
 #define DEFAULT_DEBUG_DIRS	"/usr/lib/debug"
 #define DEBUG_DIRS_MAX		16
@@ -302,24 +304,11 @@ struct dwarf_file {
 	uint64_t errors;
 };
 
-/* Grows *arr (of elsize elements) to hold need; false on ENOMEM. */
+/* Grows *arr (of elsize elements, grow.h) to hold need, from 64; false on
+ * ENOMEM. */
 static bool grow(void *arrp, size_t *cap, size_t need, size_t elsize)
 {
-	void *arr, *grown;
-	size_t ncap;
-
-	if (need <= *cap)
-		return true;
-	ncap = *cap ? *cap * 2 : 64;
-	while (ncap < need)
-		ncap *= 2;
-	memcpy(&arr, arrp, sizeof(arr));
-	grown = realloc(arr, ncap * elsize);
-	if (!grown)
-		return false;
-	memcpy(arrp, &grown, sizeof(grown));
-	*cap = ncap;
-	return true;
+	return !grow__array(arrp, cap, need, elsize, 64);
 }
 
 /* Uncompressed size of one compressed debug section, read from its
@@ -679,18 +668,12 @@ static void index_cu(struct dwarf_file *d, struct cu_ent *cu)
 /* The compile unit holding addr, by its ranges, else by .debug_aranges. */
 static struct cu_ent *find_cu(struct dwarf_file *d, uint64_t addr)
 {
-	size_t lo = 0, hi = d->nranges, i;
+	size_t lo, hi, i;
 	Dwarf_Die cudie;
 	Dwarf_Off off;
 
-	while (lo < hi) {	/* first range with lo > addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->ranges[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* First range with lo > addr. */
+	lo = SORTEDRANGE_UPPER(d->ranges, d->nranges, lo, addr);
 	for (i = lo; i > 0 && lo - i < 8; i--)
 		if (addr < d->ranges[i - 1].hi)
 			return &d->cus[d->ranges[i - 1].cu];
@@ -714,17 +697,10 @@ static struct cu_ent *find_cu(struct dwarf_file *d, uint64_t addr)
 
 static const struct fn_range *find_fn(const struct cu_ent *cu, uint64_t addr)
 {
-	size_t lo = 0, hi = cu->nfns, i;
 	const struct fn_range *best = NULL;
+	size_t lo, i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cu->fns[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = SORTEDRANGE_UPPER(cu->fns, cu->nfns, lo, addr);
 	/* The innermost (shortest) range holding addr, among a few. */
 	for (i = lo; i > 0 && lo - i < 8; i--) {
 		const struct fn_range *f = &cu->fns[i - 1];

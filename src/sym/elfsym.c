@@ -7,6 +7,9 @@
  */
 #include "sym/elfsym.h"
 #include "proc/targetfile.h"
+#include "util/grow.h"
+#include "util/sortedrange.h"
+#include "proc/procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,18 +95,11 @@ struct elfsym_load_ctx {
 static int elfsym__cands_push(struct elfsym_cands *c,
 			      const struct elfsym_cand *cand)
 {
-	struct elfsym_cand *v;
-	size_t cap;
-
 	if (c->n == c->cap) {
 		if (c->cap >= ELFSYM_SYMS_MAX)
 			return -E2BIG;
-		cap = c->cap ? c->cap * 2 : 1024;
-		v = realloc(c->v, cap * sizeof(*v));
-		if (!v)
+		if (grow__array(&c->v, &c->cap, c->n + 1, sizeof(*c->v), 1024))
 			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
 	}
 	c->v[c->n++] = *cand;
 	return 0;
@@ -748,16 +744,16 @@ cleanup:
 	return err;
 }
 
-/* Reads exactly len bytes at addr of the memory file; false if not. */
-static bool elfsym__mem_read(int memfd, uint64_t addr, void *buf, size_t len)
+/* Reads exactly len bytes at addr of the process; false if not. */
+static bool elfsym__mem_read(int pid, uint64_t addr, void *buf, size_t len)
 {
-	return pread(memfd, buf, len, (off_t)addr) == (ssize_t)len;
+	return !procfs__read_mem(pid, addr, buf, len);
 }
 
 #define ELFSYM_MEM_PHDRS_MAX	64
 #define ELFSYM_MEM_NOTE_MAX	4096
 
-int elfsym__mem_build_id(int memfd, uint64_t base, char *out, size_t outlen)
+int elfsym__mem_build_id(int pid, uint64_t base, char *out, size_t outlen)
 {
 	Elf64_Phdr ph[ELFSYM_MEM_PHDRS_MAX];
 	unsigned char notes[ELFSYM_MEM_NOTE_MAX];
@@ -766,7 +762,7 @@ int elfsym__mem_build_id(int memfd, uint64_t base, char *out, size_t outlen)
 	Elf64_Ehdr eh;
 	size_t i, align;
 
-	if (!elfsym__mem_read(memfd, base, &eh, sizeof(eh)))
+	if (!elfsym__mem_read(pid, base, &eh, sizeof(eh)))
 		return -EIO;
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
 		return -ENOEXEC;
@@ -775,7 +771,7 @@ int elfsym__mem_build_id(int memfd, uint64_t base, char *out, size_t outlen)
 	    eh.e_phentsize != sizeof(Elf64_Phdr) || !eh.e_phnum ||
 	    eh.e_phnum > ELFSYM_MEM_PHDRS_MAX || eh.e_phoff > 0x10000)
 		return -ENOTSUP;
-	if (!elfsym__mem_read(memfd, base + eh.e_phoff, ph,
+	if (!elfsym__mem_read(pid, base + eh.e_phoff, ph,
 			      eh.e_phnum * sizeof(ph[0])))
 		return -EIO;
 	/* base maps file offset 0: the segment holding that offset tells
@@ -794,7 +790,7 @@ int elfsym__mem_build_id(int memfd, uint64_t base, char *out, size_t outlen)
 			continue;
 		len = ph[i].p_filesz < sizeof(notes) ? ph[i].p_filesz :
 						       sizeof(notes);
-		if (!elfsym__mem_read(memfd, bias + ph[i].p_vaddr, notes, len))
+		if (!elfsym__mem_read(pid, bias + ph[i].p_vaddr, notes, len))
 			continue;
 		align = ph[i].p_align == 8 ? 8 : 4;
 		for (off = 0; off + 12 <= len;) {
@@ -919,21 +915,10 @@ const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
 			   uint64_t *start)
 {
 	const struct elfsym_sym *s;
-	size_t lo = 0, hi;
 
-	if (!e || !e->nsyms || vaddr < e->syms[0].start)
+	/* Greatest start <= vaddr. */
+	if (!e || !(s = SORTEDRANGE_FLOOR(e->syms, e->nsyms, start, vaddr)))
 		return NULL;
-	/* Greatest start <= vaddr: invariant syms[lo].start <= vaddr. */
-	hi = e->nsyms;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->syms[mid].start <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	s = &e->syms[lo];
 	/* Size 0 (no .size in assembly, and no section to bound it) runs
 	 * up to the next symbol. */
 	if (s->size && vaddr - s->start >= s->size)

@@ -60,11 +60,11 @@ int elfsym__peek_build_id(int fd, char *out, size_t outlen);
 /* The device (targetfile__dev) and inode of the file e was read from. */
 void elfsym__file_id(const struct elfsym *e, uint64_t *dev, uint64_t *ino);
 
-/* The GNU build ID of an ELF file as a process mapped it: memfd is the
- * process's /proc/PID/mem, base the start of the mapping of file offset 0.
- * Reads the ELF and program headers and the PT_NOTE segments from memory
- * (64-bit ELF only). 0, or -errno (-EIO: unreadable, -ENOENT: no build
- * ID, -ENOTSUP: not a 64-bit ELF). */
-int elfsym__mem_build_id(int memfd, uint64_t base, char *out, size_t outlen);
+/* The GNU build ID of an ELF file as process pid mapped it, base the start
+ * of the mapping of file offset 0. Reads the ELF and program headers and
+ * the PT_NOTE segments from its memory (procfs__read_mem; 64-bit ELF
+ * only). 0, or -errno (-EIO: unreadable, -ENOENT: no build ID, -ENOTSUP:
+ * not a 64-bit ELF). */
+int elfsym__mem_build_id(int pid, uint64_t base, char *out, size_t outlen);
 
 #endif

@@ -13,6 +13,7 @@
 #include "util/hashmap.h"
 #include "sym/symfile.h"
 #include "proc/targetfile.h"
+#include "util/grow.h"
 
 #define FRAMES_MAX 64
 
@@ -259,26 +260,18 @@ void symcache__put(struct symcache *c, struct symfile *sf)
 
 void symcache__sweep(struct symcache *c)
 {
-	size_t it = 0, n = 0, cap = 0, len;
+	size_t it = 0, n = 0, kcap = 0, lcap = 0, len;
 	const void *key;
 	uint64_t v;
-	char **keys = NULL, **tmp;
-	size_t *lens = NULL, *ltmp;
+	char **keys = NULL;
+	size_t *lens = NULL;
 
 	while (hashmap__next(c->files, &it, &key, &len, &v)) {
 		if (((struct symfile *)(uintptr_t)v)->refs)
 			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			tmp = realloc(keys, cap * sizeof(*keys));
-			if (tmp)
-				keys = tmp;
-			ltmp = realloc(lens, cap * sizeof(*lens));
-			if (ltmp)
-				lens = ltmp;
-			if (!tmp || !ltmp)
-				break;
-		}
+		if (grow__array(&keys, &kcap, n + 1, sizeof(*keys), 16) ||
+		    grow__array(&lens, &lcap, n + 1, sizeof(*lens), 16))
+			break;
 		keys[n] = malloc(len);
 		if (!keys[n])
 			break;

@@ -46,12 +46,14 @@
 #include "unwind/elfimage.h"
 #include "sym/elfsym.h"
 #include "util/hashmap.h"
-#include "proc/procctx.h"
+#include "proc/procfs.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
+#include "util/clock.h"
+#include "util/sortedrange.h"
 
 #define MAX_DWFL	32	/* processes with a CFI address space at once */
 #define MAX_BINS	512	/* binaries analysed at once */
@@ -138,14 +140,6 @@ struct unwinder {
 	Elf *vdso_elf;			/* tells dwfl_attach_state the arch */
 	struct unwind_stats stats;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 int unwind__parse_mode(const char *s)
 {
@@ -284,7 +278,7 @@ fail:
 	elfimage__put(b->img);
 	b->img = NULL;
 	b->nloads = 0;
-	b->failed_ns = now_ns();
+	b->failed_ns = clock__mono_ns();
 }
 
 /* The analysed binary behind a mapping; NULL if it cannot be read. */
@@ -303,7 +297,7 @@ static struct bin *bin_get(struct unwinder *u, uint32_t pid,
 		b = (struct bin *)(uintptr_t)v;
 		if (b->ok)
 			return b;
-		if (now_ns() - b->failed_ns < RETRY_NS)
+		if (clock__mono_ns() - b->failed_ns < RETRY_NS)
 			return NULL;
 		bin_load(u, b, pid, m);
 		return b->ok ? b : NULL;
@@ -408,7 +402,7 @@ static enum prologue read_prologue(uint32_t pid, uint64_t addr,
 	uint8_t p[8];
 	unsigned i = 0;
 
-	if (procmem__read((int)pid, addr, p, sizeof(p)))
+	if (procfs__read_mem((int)pid, addr, p, sizeof(p)))
 		return PRO_UNKNOWN;
 	if (!memcmp(p, endbr64, 4))
 		i = 4;
@@ -485,19 +479,9 @@ static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
 /* The executable mapping that holds addr, without re-reading the maps. */
 static struct proc_map *find_map(const struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nmaps;
+	struct proc_map *m = SORTEDRANGE_FLOOR(p->maps, p->nmaps, start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (addr < p->maps[mid].start)
-			hi = mid;
-		else if (addr >= p->maps[mid].end)
-			lo = mid + 1;
-		else
-			return &p->maps[mid];
-	}
-	return NULL;
+	return m && addr < m->end ? m : NULL;
 }
 
 /* The frame-pointer chain into out, with a frameless leaf's caller. */
@@ -1011,29 +995,34 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 
 /* ---- setup ---- */
 
+struct vdso_find {
+	uint64_t start;		/* where the auxiliary vector says it is */
+	size_t len;
+};
+
+/* 1 with the length of our vDSO mapping, if a sane one (at most 1 MiB). */
+static int vdso_map(const struct procfs_map *m, void *arg)
+{
+	struct vdso_find *v = arg;
+
+	if (strcmp(m->path, "[vdso]") || m->start != v->start ||
+	    m->end <= m->start || m->end - m->start > (1u << 20))
+		return 0;
+	v->len = m->end - m->start;
+	return 1;
+}
+
 /* Our vDSO image, from our own mappings. */
 static void load_vdso(struct unwinder *u)
 {
-	unsigned long long start, end;
-	char line[512];
 	const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	struct vdso_find v = { .start = (uintptr_t)base };
 	struct bin *b;
-	FILE *f;
 
 	if (!base)
 		return;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") &&
-		    sscanf(line, "%llx-%llx", &start, &end) == 2 &&
-		    start == (uintptr_t)base && end > start &&
-		    end - start <= (1u << 20)) {
-			u->vdso_len = end - start;
-			break;
-		}
-	fclose(f);
+	procfs__read_maps(PROCFS_SELF, vdso_map, &v);
+	u->vdso_len = v.len;
 	if (!u->vdso_len)
 		return;
 	u->vdso = malloc(u->vdso_len);

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* /proc/PID plumbing (procfs.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "proc/procfs.h"
+
+bool procfs__parse_maps_line(char *line, struct procfs_map *m)
+{
+	unsigned long long start, end, off, ino;
+	unsigned int maj, min;
+	size_t len = strlen(line);
+	int pos = 0;
+
+	if (len && line[len - 1] == '\n')
+		line[len - 1] = '\0';
+	/* The blank after the inode skips the padding before the path, and
+	 * %n then says where the path starts (the end for none). */
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
+		   m->perms, &off, &maj, &min, &ino, &pos) != 7 || !pos)
+		return false;
+	m->start = start;
+	m->end = end;
+	m->offset = off;
+	m->dev = (uint64_t)maj << 32 | min;
+	m->ino = ino;
+	m->path = line + pos;
+	return true;
+}
+
+int procfs__parse_maps(FILE *f, procfs_maps_fn fn, void *arg)
+{
+	struct procfs_map m;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = 0;
+
+	while (!ret && getline(&line, &cap, f) > 0)
+		if (procfs__parse_maps_line(line, &m))
+			ret = fn(&m, arg);
+	free(line);
+	return ret;
+}
+
+FILE *procfs__open_maps(int pid)
+{
+	char path[64];
+
+	if (pid != PROCFS_SELF)
+		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	return fopen(path, "re");
+}
+
+int procfs__read_maps(int pid, procfs_maps_fn fn, void *arg)
+{
+	FILE *f = procfs__open_maps(pid);
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = procfs__parse_maps(f, fn, arg);
+	fclose(f);
+	return ret;
+}
+
+/* The fallback: a file read, one open per call. */
+static int read_proc_mem(int pid, uint64_t addr, void *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd, err;
+
+	/* pread's offset is signed: higher addresses are no one's. */
+	if (addr > INT64_MAX)
+		return -EFAULT;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = pread(fd, buf, len, (off_t)addr);
+	if (n < 0)
+		err = errno == EIO ? -EFAULT : -errno;
+	else
+		err = (size_t)n == len ? 0 : -EFAULT;
+	close(fd);
+	return err;
+}
+
+int procfs__read_mem(int pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr,
+				.iov_len = len };
+	ssize_t n;
+
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n >= 0)
+		return (size_t)n == len ? 0 : -EFAULT;
+	if (errno != ENOSYS && errno != EPERM)
+		return -errno;
+	return read_proc_mem(pid, addr, buf, len);
+}
+
+bool procfs__root_path(char *buf, size_t size, int pid, const char *path,
+		       size_t len)
+{
+	int n;
+
+	if (len > INT_MAX)
+		return false;
+	n = snprintf(buf, size, "/proc/%d/root%.*s", pid, (int)len, path);
+	return n >= 0 && (size_t)n < size;
+}
