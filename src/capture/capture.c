@@ -14,9 +14,11 @@
 #include "kernel/ksymbolizer.h"
 #include "proc/pbcheck.h"
 #include "out/pprof.h"
+#include "out/pprofwin.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
+#include "sym/loctab.h"
 #include "sym/symbolizer.h"
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
@@ -31,7 +33,10 @@ struct capture {
 	struct symbolizer *sym;
 	struct threadctx *tc;
 	struct unwinder *uw;
-	struct pprof *pp;		/* the current window */
+	struct loctab *lt;		/* the current window's frames */
+	struct pprofwin *pw;		/* the current window's pprof */
+	struct sample_consumer consumers[CAPTURE_MAX_CONSUMERS];
+	size_t nconsumers;
 	int ncpus;
 	int next_due_ms;		/* next context discovery, -1: none */
 	bool dropping;
@@ -54,17 +59,18 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static struct pprof *new_pprof(const struct capture *c)
+static struct pprofwin *new_pprofwin(const struct capture *c)
 {
-	struct pprof_vt types[2] = {
-		{ "samples", "count" },
-		{ c->o.event.sample_type, c->o.event.sample_unit },
+	struct pprofwin_opts po = {
+		.sample_type = c->o.event.sample_type,
+		.sample_unit = c->o.event.sample_unit,
+		.period = c->o.period,
+		.service_label = c->o.service_label,
 	};
-	int64_t period = c->o.period;
 
-	if (!period && c->o.event.software_clock && c->o.freq)
-		period = 1000000000ll / c->o.freq;
-	return pprof__new(types, 2, types[1], period);
+	if (!po.period && c->o.event.software_clock && c->o.freq)
+		po.period = 1000000000ll / c->o.freq;
+	return pprofwin__new(&po);
 }
 
 /* The service a sample belongs to: the process context's service.name,
@@ -89,11 +95,11 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 		       const uint8_t *blob, const uint64_t *frames,
 		       const struct ustack *us)
 {
-	uint64_t locs[2 * TP_MAX_FRAMES], user[TP_MAX_FRAMES];
+	uint64_t user[TP_MAX_FRAMES];
+	uint32_t locs[2 * TP_MAX_FRAMES];
 	struct pprof_label labels[MAX_LABELS];
 	char comm[TP_COMM_LEN + 1], strs[8192];
 	struct proc *p = NULL;
-	int64_t values[2];
 	size_t n, nu, nl = 0;
 
 	memcpy(comm, s->comm, TP_COMM_LEN);
@@ -128,9 +134,13 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 		.blob = blob, .size = s->ctx_size, .tag_valid = s->tag_valid,
 		.tag = s->tag },
 		labels + nl, MAX_LABELS - nl, strs, sizeof(strs));
-	values[0] = 1;
-	values[1] = (int64_t)s->period;
-	pprof__add_sample(c->pp, locs, n, values, labels, nl);
+	for (size_t i = 0; i < c->nconsumers; i++)
+		c->consumers[i].sample(c->consumers[i].ctx,
+				       &(struct resolved_sample){
+			.pid = s->pid, .tid = s->tid, .cpu = s->cpu,
+			.time_ns = s->time_ns, .period = s->period,
+			.locs = locs, .nlocs = n, .labels = labels,
+			.nlabels = nl, .lt = c->lt });
 	c->samples++;
 	c->win_samples++;
 	c->win_value += s->period;
@@ -207,6 +217,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 
 static int setup(struct capture *c, const struct capture_opts *o)
 {
+	struct sample_consumer pc;
+
 	c->o = *o;
 	/* Large blocks (perf maps, symbol tables, the window) always from
 	 * mmap, so freeing them gives the memory back: glibc otherwise raises
@@ -217,14 +229,16 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	c->procs = proctable__new();
 	if (c->procs)
 		proctable__set_memory(c->procs, o->max_memory);
-	c->sym = c->ks ? symbolizer__new(c->procs, c->ks) : NULL;
-	c->pp = new_pprof(c);
+	c->lt = loctab__new();
+	c->sym = c->ks && c->lt ? symbolizer__new(c->procs, c->ks, c->lt) :
+		 NULL;
+	c->pw = new_pprofwin(c);
 	c->tc = threadctx__new(&o->filters);
 	c->uw = unwinder__new(c->procs, o->unwind);
-	if (!c->procs || !c->sym || !c->pp || !c->tc || !c->uw)
+	if (!c->procs || !c->sym || !c->pw || !c->tc || !c->uw)
 		return -ENOMEM;
-	symbolizer__set_pprof(c->sym, c->pp);
-	return 0;
+	pc = pprofwin__consumer(c->pw);
+	return capture__add_consumer(c, &pc);
 }
 
 static struct sampler *start_sampler(struct capture *c, char *err,
@@ -469,56 +483,33 @@ static void add_comments(struct capture *c, struct pprof *pp,
 	add_unwind_comment(c, pp, st);
 }
 
-/* Adds n samples of one frame named why: what the window lost. */
-static void add_lost(struct capture *c, struct pprof *pp, uint64_t n,
-		     uint64_t address, const char *why)
+/* Tells every consumer the window ends, then starts the next. */
+static void close_window(struct capture *c, const struct window_end *e)
 {
-	struct pprof_label labels[2];
-	uint64_t fn, loc, period;
-	int64_t values[2];
-	size_t nl = 0;
-
-	if (!n)
-		return;
-	/* Each counts what an average sample of the window did. */
-	period = c->win_samples ? c->win_value / c->win_samples :
-		 c->o.period ? c->o.period :
-		 c->o.event.software_clock && c->o.freq ?
-		 1000000000ull / c->o.freq : 0;
-	fn = pprof__function(pp, why, NULL, NULL);
-	/* No user address is this high: it is no other location's. */
-	loc = fn ? pprof__location(pp, 0, address, &fn, NULL, 1) : 0;
-	if (!loc)
-		return;
-	labels[nl++] = (struct pprof_label){ .key = "process",
-					     .str = "[tagprof]" };
-	if (c->o.service_label)
-		labels[nl++] = (struct pprof_label){ .key = "service",
-						     .str = DROPPED_SERVICE };
-	values[0] = (int64_t)n;
-	values[1] = (int64_t)(n * period);
-	pprof__add_sample(pp, &loc, 1, values, labels, nl);
+	for (size_t i = 0; i < c->nconsumers; i++)
+		c->consumers[i].window_close(c->consumers[i].ctx, e);
+	loctab__reset(c->lt);
 }
 
 struct pprof *capture__take(struct capture *c)
 {
 	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
-	struct pprof *pp = c->pp, *next = new_pprof(c);
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	struct pprof *pp;
 
-	if (!cpu || !next) {
+	if (!cpu || pprofwin__prepare(c->pw)) {
 		free(cpu);
-		pprof__free(next);
 		return NULL;
 	}
 	window_stats(c, &sum, cpu);
-	add_comments(c, pp, &sum, cpu);
-	add_lost(c, pp, c->win_dropped, ~0ull - 2,
-		 "[dropped: the profiler was over its memory limit]");
-	add_lost(c, pp, sum.lost, ~0ull - 1,
-		 "[lost: the ring buffer was full]");
-	add_lost(c, pp, c->win_bad, ~0ull, "[lost: malformed records]");
-	pprof__set_time(pp, c->win_real_ns, now - c->win_mono_ns);
+	add_comments(c, pprofwin__pprof(c->pw), &sum, cpu);
+	close_window(c, &(struct window_end){
+		.start_real_ns = c->win_real_ns,
+		.duration_ns = now - c->win_mono_ns,
+		.samples = c->win_samples, .value = c->win_value,
+		.dropped = c->win_dropped, .lost = sum.lost,
+		.malformed = c->win_bad });
+	pp = pprofwin__take(c->pw);	/* prepared: not NULL */
 	/* per-CPU counters are cumulative: remember where this window ended */
 	for (int i = 0; i < c->ncpus; i++) {
 		__u64 *l = (__u64 *)&c->last[i];
@@ -528,12 +519,18 @@ struct pprof *capture__take(struct capture *c)
 			l[f] += d[f];
 	}
 	free(cpu);
-	c->pp = next;
-	symbolizer__set_pprof(c->sym, next);
 	c->win_samples = c->win_bad = c->win_dropped = c->win_value = 0;
 	c->win_real_ns = clock_ns(CLOCK_REALTIME);
 	c->win_mono_ns = now;
 	return pp;
+}
+
+int capture__add_consumer(struct capture *c, const struct sample_consumer *sc)
+{
+	if (c->nconsumers == CAPTURE_MAX_CONSUMERS)
+		return -ENOSPC;
+	c->consumers[c->nconsumers++] = *sc;
+	return 0;
 }
 
 void capture__set_dropping(struct capture *c, bool drop)
@@ -672,8 +669,9 @@ void capture__free(struct capture *c)
 	sampler__free(c->sampler);	/* before the tables its callback uses */
 	threadctx__free(c->tc);
 	unwinder__free(c->uw);
-	pprof__free(c->pp);
+	pprofwin__free(c->pw);
 	symbolizer__free(c->sym);
+	loctab__free(c->lt);
 	proctable__free(c->procs);
 	ksymbolizer__free(c->ks);
 	free(c->last);
