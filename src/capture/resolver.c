@@ -18,7 +18,7 @@ struct resolver {
 	/* the last sample's, which the resolved sample points to */
 	struct resolved_sample out;
 	uint64_t user[TP_MAX_FRAMES];
-	uint32_t locs[2 * TP_MAX_FRAMES];
+	uint32_t locs[SAMPLE_MAX_LOCS];
 	struct pprof_label labels[MAX_LABELS];
 	char comm[TP_COMM_LEN + 1], strs[8192];
 };

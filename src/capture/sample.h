@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sample_event.h"
+
+/* Frames in a resolved sample, at most: the kernel's and the user's. */
+#define SAMPLE_MAX_LOCS (2 * TP_MAX_FRAMES)
+
 struct loctab;
 struct pprof_label;
 

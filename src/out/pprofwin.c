@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The pprof window. Loctab ids map to pprof ids through arrays indexed by
+/* The pprof window. Loctab ids map to pprof ids through caches indexed by
  * loctab id: a sample's frames cost an array lookup each, and an entry is
  * interned into the pprof once per window, when a sample first uses it.
  * Mappings are the exception: every mapping of the loctab goes into the
@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "out/pprof.h"
 #include "sym/loctab.h"
@@ -19,15 +18,9 @@ struct pprofwin {
 	struct pprofwin_opts o;
 	struct pprof *pp;		/* the current window */
 	struct pprof *next;		/* made by pprofwin__prepare */
-	/* pprof ids by loctab id (0: not yet interned), for loctab_gen */
-	uint64_t loctab_gen;
-	uint64_t *map_ids, *fn_ids, *loc_ids;
-	size_t map_cap, fn_cap, loc_cap;
+	/* pprof ids by loctab id, for this window */
+	struct loctab_cache maps, fns, locs;
 	size_t nmaps;			/* loctab mappings interned */
-	/* one sample's location ids; one location's lines */
-	uint64_t *ids, *line_fns;
-	int64_t *line_nums;
-	size_t ids_cap, fns_cap, nums_cap;
 };
 
 static struct pprof *new_pprof(const struct pprofwin_opts *o)
@@ -40,43 +33,13 @@ static struct pprof *new_pprof(const struct pprofwin_opts *o)
 	return pprof__new(types, 2, types[1], o->period);
 }
 
-/* Room for need elements in *arrp, new ones zeroed. */
-static int grow(void *arrp, size_t *cap, size_t need, size_t elsize)
-{
-	size_t ncap = *cap ? *cap : 64;
-	char *arr;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	memcpy(&arr, arrp, sizeof(arr));
-	arr = reallocarray(arr, ncap, elsize);
-	if (!arr)
-		return -ENOMEM;
-	memset(arr + *cap * elsize, 0, (ncap - *cap) * elsize);
-	memcpy(arrp, &arr, sizeof(arr));
-	*cap = ncap;
-	return 0;
-}
-
-/* The cache slot of loctab id in *arrp, NULL on ENOMEM. */
-static uint64_t *slot(uint64_t **arrp, size_t *cap, uint32_t id)
-{
-	return grow(arrp, cap, (size_t)id + 1, sizeof(**arrp)) ? NULL :
-	       *arrp + id;
-}
-
-/* Drops the pprof ids of the last window or loctab generation. */
+/* Drops the pprof ids of the last window. */
 static void forget_ids(struct pprofwin *w)
 {
-	free(w->map_ids);
-	free(w->fn_ids);
-	free(w->loc_ids);
-	w->map_ids = w->fn_ids = w->loc_ids = NULL;
-	w->map_cap = w->fn_cap = w->loc_cap = 0;
+	loctab__cache_clear(&w->maps);
+	loctab__cache_clear(&w->fns);
+	loctab__cache_clear(&w->locs);
 	w->nmaps = 0;
-	w->loctab_gen = 0;
 }
 
 struct pprofwin *pprofwin__new(const struct pprofwin_opts *o)
@@ -101,9 +64,6 @@ void pprofwin__free(struct pprofwin *w)
 	forget_ids(w);
 	pprof__free(w->pp);
 	pprof__free(w->next);
-	free(w->ids);
-	free(w->line_fns);
-	free(w->line_nums);
 	free(w);
 }
 
@@ -111,15 +71,14 @@ void pprofwin__free(struct pprofwin *w)
 static void add_mappings(struct pprofwin *w, const struct loctab *lt)
 {
 	const struct loctab_mapping *m;
-	uint64_t *id;
+	uint64_t id;
 
 	for (; w->nmaps < loctab__nmappings(lt); w->nmaps++) {
-		id = slot(&w->map_ids, &w->map_cap, w->nmaps + 1);
-		if (!id)
-			return;
 		m = loctab__mapping_at(lt, w->nmaps + 1);
-		*id = pprof__mapping(w->pp, m->start, m->limit, m->offset,
-				     m->file, m->build_id);
+		id = pprof__mapping(w->pp, m->start, m->limit, m->offset,
+				    m->file, m->build_id);
+		if (loctab__cache_set(&w->maps, w->nmaps + 1, id))
+			return;
 	}
 }
 
@@ -127,13 +86,13 @@ static uint64_t function(struct pprofwin *w, const struct loctab *lt,
 			 uint32_t fn)
 {
 	const struct loctab_function *f;
-	uint64_t *id = slot(&w->fn_ids, &w->fn_cap, fn);
+	uint64_t id = loctab__cache_get(&w->fns, fn);
 
-	if (!id || *id)
-		return id ? *id : 0;
+	if (id)
+		return id;
 	f = loctab__function_at(lt, fn);
-	*id = pprof__function(w->pp, f->name, f->system_name, f->file);
-	return *id;
+	id = pprof__function(w->pp, f->name, f->system_name, f->file);
+	return loctab__cache_set(&w->fns, fn, id) ? 0 : id;
 }
 
 /* What the mapping's locations hold, as far as the loctab knows now. */
@@ -152,62 +111,60 @@ static uint64_t new_location(struct pprofwin *w, const struct loctab *lt,
 			     const struct loctab_location *l)
 {
 	const struct loctab_line *ln = loctab__lines(lt, l);
-	uint64_t mapping = 0;
+	uint64_t mapping = 0, fns[LOCTAB_MAX_LINES];
+	int64_t lines[LOCTAB_MAX_LINES];
 
 	if (l->mapping) {
-		mapping = l->mapping < w->map_cap ? w->map_ids[l->mapping] : 0;
+		mapping = loctab__cache_get(&w->maps, l->mapping);
 		if (!mapping)
 			return 0;
 		mapping_info(w, lt, l->mapping, mapping);
 	}
-	if (grow(&w->line_fns, &w->fns_cap, l->nlines, sizeof(*w->line_fns)) ||
-	    grow(&w->line_nums, &w->nums_cap, l->nlines,
-		 sizeof(*w->line_nums)))
-		return 0;
 	for (uint32_t i = 0; i < l->nlines; i++) {
-		w->line_fns[i] = function(w, lt, ln[i].function);
-		if (!w->line_fns[i])
+		fns[i] = function(w, lt, ln[i].function);
+		if (!fns[i])
 			return 0;
-		w->line_nums[i] = ln[i].line;
+		lines[i] = ln[i].line;
 	}
-	return pprof__location(w->pp, mapping, l->address, w->line_fns,
-			       w->line_nums, l->nlines);
+	return pprof__location(w->pp, mapping, l->address, fns, lines,
+			       l->nlines);
 }
 
-static uint64_t location(struct pprofwin *w, const struct loctab *lt,
-			 uint32_t loc)
+/* Out of line: the loop over a sample's frames, which rarely gets here,
+ * stays small. */
+static __attribute__((noinline)) uint64_t
+intern_location(struct pprofwin *w, const struct loctab *lt, uint32_t loc)
 {
-	uint64_t *id;
+	uint64_t id = new_location(w, lt, loctab__location_at(lt, loc));
 
-	if (loc < w->loc_cap && w->loc_ids[loc])	/* the usual case */
-		return w->loc_ids[loc];
-	id = slot(&w->loc_ids, &w->loc_cap, loc);
-	if (!id)
-		return 0;
-	*id = new_location(w, lt, loctab__location_at(lt, loc));
-	return *id;
+	return loctab__cache_set(&w->locs, loc, id) ? 0 : id;
 }
 
 void pprofwin__sample(struct pprofwin *w, const struct resolved_sample *s)
 {
+	uint64_t ids[SAMPLE_MAX_LOCS];
+	size_t n = 0, nlocs = s->nlocs;
 	int64_t values[2];
-	size_t n = 0;
 
-	if (w->loctab_gen != loctab__generation(s->lt)) {
+	/* A reset loctab: ids of the same window name other entries now.
+	 * The caches are cleared together: one keeps the generation. */
+	if (loctab__cache_sync(&w->locs, s->lt)) {
 		forget_ids(w);
-		w->loctab_gen = loctab__generation(s->lt);
+		loctab__cache_sync(&w->locs, s->lt);
 	}
 	add_mappings(w, s->lt);
-	if (grow(&w->ids, &w->ids_cap, s->nlocs, sizeof(*w->ids)))
-		return;
-	for (size_t i = 0; i < s->nlocs; i++) {
-		w->ids[n] = location(w, s->lt, s->locs[i]);
-		if (w->ids[n])
+	if (nlocs > SAMPLE_MAX_LOCS)
+		nlocs = SAMPLE_MAX_LOCS;
+	for (size_t i = 0; i < nlocs; i++) {
+		ids[n] = loctab__cache_get(&w->locs, s->locs[i]);
+		if (!ids[n])
+			ids[n] = intern_location(w, s->lt, s->locs[i]);
+		if (ids[n])
 			n++;
 	}
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
-	pprof__add_sample(w->pp, w->ids, n, values, s->labels, s->nlabels);
+	pprof__add_sample(w->pp, ids, n, values, s->labels, s->nlabels);
 }
 
 /* Adds n samples of one frame named why, each worth period. */

@@ -37,11 +37,12 @@ struct location_key {
 	uint64_t mapping;
 };
 
-/* Room for need elements in the array at *arrp, doubling. */
+/* Room for need elements in the array at *arrp, doubling; new elements
+ * are zeroed. */
 static int grow(void *arrp, size_t *cap, size_t need, size_t elsize)
 {
 	size_t ncap = *cap ? *cap : 64;
-	void *arr;
+	char *arr;
 
 	if (need <= *cap)
 		return 0;
@@ -51,6 +52,7 @@ static int grow(void *arrp, size_t *cap, size_t need, size_t elsize)
 	arr = reallocarray(arr, ncap, elsize);
 	if (!arr)
 		return -ENOMEM;
+	memset(arr + *cap * elsize, 0, (ncap - *cap) * elsize);
 	memcpy(arrp, &arr, sizeof(arr));
 	*cap = ncap;
 	return 0;
@@ -96,12 +98,21 @@ static const char *intern(struct loctab *t, const char *s)
 	return copy;
 }
 
+/* Generations are unique across tables, so that a cache kept for one
+ * table is not taken as valid for another. */
+static uint64_t new_generation(void)
+{
+	static uint64_t last;
+
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+}
+
 struct loctab *loctab__new(void)
 {
 	struct loctab *t = calloc(1, sizeof(*t));
 
 	if (t)
-		t->gen = 1;
+		t->gen = new_generation();
 	return t;
 }
 
@@ -127,11 +138,9 @@ void loctab__free(struct loctab *t)
 
 void loctab__reset(struct loctab *t)
 {
-	uint64_t gen = t->gen + 1;
-
 	free_entries(t);
 	memset(t, 0, sizeof(*t));
-	t->gen = gen ? gen : 1;
+	t->gen = new_generation();
 }
 
 uint64_t loctab__generation(const struct loctab *t)
@@ -213,7 +222,7 @@ uint32_t loctab__location(struct loctab *t, uint32_t mapping,
 
 	if (id)
 		return id;
-	if (n > UINT32_MAX - t->nlines ||
+	if (n > LOCTAB_MAX_LINES ||
 	    grow(&t->lines, &t->lines_cap, t->nlines + n, sizeof(*t->lines)) ||
 	    grow(&t->locs, &t->locs_cap, t->nlocs + 1, sizeof(*t->locs)) ||
 	    index_key(&t->loc_ids, &k, sizeof(k), t->nlocs + 1))
@@ -265,4 +274,27 @@ size_t loctab__nfunctions(const struct loctab *t)
 size_t loctab__nlocations(const struct loctab *t)
 {
 	return t->nlocs;
+}
+
+bool loctab__cache_sync(struct loctab_cache *c, const struct loctab *t)
+{
+	if (c->gen == t->gen)
+		return false;
+	loctab__cache_clear(c);
+	c->gen = t->gen;
+	return true;
+}
+
+int loctab__cache_set(struct loctab_cache *c, uint32_t id, uint64_t v)
+{
+	if (grow(&c->vals, &c->cap, (size_t)id + 1, sizeof(*c->vals)))
+		return -ENOMEM;
+	c->vals[id] = v;
+	return 0;
+}
+
+void loctab__cache_clear(struct loctab_cache *c)
+{
+	free(c->vals);
+	*c = (struct loctab_cache){ 0 };
 }

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define LOCTAB_MAX_LINES 32		/* in one location */
+
 struct loctab_mapping {
 	uint64_t start, limit, offset;
 	const char *file;
@@ -49,8 +51,8 @@ void loctab__free(struct loctab *t);		/* accepts NULL */
  * one window is not kept into the next. Ids start again from 1. */
 void loctab__reset(struct loctab *t);
 
-/* Changes with every reset, never 0: ids cached with another generation
- * are stale. */
+/* Changes with every reset, never 0, and no two tables share one: ids
+ * cached with another generation are stale. */
 uint64_t loctab__generation(const struct loctab *t);
 
 /* Deduplicated on all arguments; build_id may be NULL. Returns the id, 0
@@ -75,9 +77,10 @@ uint32_t loctab__function(struct loctab *t, const char *name,
 uint32_t loctab__find_location(const struct loctab *t, uint32_t mapping,
 			       uint64_t address);
 
-/* Adds a location with n lines (function ids, innermost first; lines may
- * be NULL: line numbers 0). Deduplicated on (mapping, address): a second
- * call returns the first id. Returns 0 on ENOMEM. */
+/* Adds a location with n lines, at most LOCTAB_MAX_LINES (function ids,
+ * innermost first; lines may be NULL: line numbers 0). Deduplicated on
+ * (mapping, address): a second call returns the first id. Returns 0 on
+ * ENOMEM or when n is over the bound. */
 uint32_t loctab__location(struct loctab *t, uint32_t mapping,
 			  uint64_t address, const uint32_t *functions,
 			  const int32_t *lines, size_t n);
@@ -97,5 +100,30 @@ const struct loctab_line *loctab__lines(const struct loctab *t,
 size_t loctab__nmappings(const struct loctab *t);
 size_t loctab__nfunctions(const struct loctab *t);
 size_t loctab__nlocations(const struct loctab *t);
+
+/* What a consumer made of one kind of entry (its own ids, say), in an
+ * array indexed by loctab id: 0 until set. Zero-initialize. */
+struct loctab_cache {
+	uint64_t gen;			/* of the table the values are for */
+	uint64_t *vals;
+	size_t cap;
+};
+
+/* Call before using c with t: drops c's values when t was reset since
+ * they were set, and then returns true. */
+bool loctab__cache_sync(struct loctab_cache *c, const struct loctab *t);
+
+/* The value of id, 0 if none. */
+static inline uint64_t loctab__cache_get(const struct loctab_cache *c,
+					 uint32_t id)
+{
+	return id < c->cap ? c->vals[id] : 0;
+}
+
+/* Sets the value of id. Returns 0 or -ENOMEM. */
+int loctab__cache_set(struct loctab_cache *c, uint32_t id, uint64_t v);
+
+/* Drops every value and the memory they take. */
+void loctab__cache_clear(struct loctab_cache *c);
 
 #endif

@@ -18,7 +18,6 @@
 #include "util/utf8.h"
 
 #define KERNEL_START 0xffff800000000000ull	/* x86-64 and arm64 */
-#define MAX_INLINE 32		/* lines in one location */
 #define NAME_MAX_BYTES 4096	/* of a name or file name, after UTF-8 fixes */
 
 #define FRAME_CACHE_BITS 13
@@ -264,10 +263,10 @@ static bool untrusted(const struct proc_map *m)
 static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
 				struct proc_map *m, uint64_t addr)
 {
-	uint32_t mapping, loc, fns[MAX_INLINE];
-	int32_t lines[MAX_INLINE];
+	uint32_t mapping, loc, fns[LOCTAB_MAX_LINES];
+	int32_t lines[LOCTAB_MAX_LINES];
 	uint64_t vaddr;
-	struct symframe fr[MAX_INLINE];
+	struct symframe fr[LOCTAB_MAX_LINES];
 	const char *fallback;
 	struct symfile *sf;
 	size_t n = 0, i;
@@ -282,7 +281,7 @@ static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
 	if (sf && !symfile__offset_to_vaddr(sf, addr - m->start + m->offset,
 					    &vaddr))
 		n = symfile__lookup(proctable__symcache(z->procs), sf, vaddr, fr,
-				    MAX_INLINE);
+				    LOCTAB_MAX_LINES);
 	if (!n && jit_memory(m)) {
 		fr[0] = (struct symframe){
 			proctable__jit_name(z->procs, p, addr), NULL, 0 };

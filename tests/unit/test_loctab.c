@@ -1,5 +1,6 @@
 /* The location table: deduplication as the pprof builder did it, dense
- * ids, interned strings, and a reset that starts a new generation. */
+ * ids, interned strings, a reset that starts a new generation, and the
+ * consumers' caches by id. */
 #include "check.h"
 #include "sym/loctab.h"
 
@@ -153,11 +154,59 @@ static void test_reset(void)
 	loctab__free(NULL);
 }
 
+/* More lines than a location holds are refused, not cut. */
+static void test_lines_bound(void)
+{
+	struct loctab *t = loctab__new();
+	uint32_t fns[LOCTAB_MAX_LINES + 1];
+
+	CHECK(t);
+	fns[0] = loctab__function(t, "f", NULL, NULL);
+	for (size_t i = 1; i <= LOCTAB_MAX_LINES; i++)
+		fns[i] = fns[0];
+	CHECK(!loctab__location(t, 0, 1, fns, NULL, LOCTAB_MAX_LINES + 1));
+	CHECK(loctab__location(t, 0, 1, fns, NULL, LOCTAB_MAX_LINES) == 1);
+	loctab__free(t);
+}
+
+/* A consumer's cache by id: 0 until set, dropped with a reset of the
+ * table it is for. */
+static void test_cache(void)
+{
+	struct loctab *t = loctab__new(), *other = loctab__new();
+	struct loctab_cache c = { 0 };
+
+	CHECK(t && other);
+	CHECK(loctab__cache_sync(&c, t));
+	CHECK(!loctab__cache_sync(&c, t));
+	CHECK(loctab__cache_get(&c, 1) == 0);
+	CHECK(loctab__cache_set(&c, 1, 11) == 0);
+	CHECK(loctab__cache_set(&c, 5000, 55) == 0);
+	CHECK(loctab__cache_get(&c, 1) == 11 && loctab__cache_get(&c, 5000) == 55);
+	CHECK(loctab__cache_get(&c, 4999) == 0 && loctab__cache_get(&c, 90000) == 0);
+	CHECK(!loctab__cache_sync(&c, t));
+	CHECK(loctab__cache_get(&c, 1) == 11);
+	loctab__reset(t);
+	CHECK(loctab__cache_sync(&c, t));
+	CHECK(loctab__cache_get(&c, 1) == 0 && loctab__cache_get(&c, 5000) == 0);
+	CHECK(loctab__cache_set(&c, 2, 22) == 0);
+	/* Another table's ids are other entries. */
+	CHECK(loctab__cache_sync(&c, other));
+	CHECK(loctab__cache_get(&c, 2) == 0);
+	CHECK(loctab__cache_set(&c, 2, 22) == 0);
+	loctab__cache_clear(&c);
+	CHECK(loctab__cache_get(&c, 2) == 0);
+	loctab__free(t);
+	loctab__free(other);
+}
+
 int main(void)
 {
 	RUN(test_dedup);
 	RUN(test_dense_ids);
 	RUN(test_strings);
 	RUN(test_reset);
+	RUN(test_lines_bound);
+	RUN(test_cache);
 	CHECK_EXIT();
 }
