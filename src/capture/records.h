@@ -13,7 +13,7 @@
 /* A sample record's parts, each within the record. */
 struct raw_sample {
 	const struct tp_sample *s;
-	const uint8_t *ctx;		/* s->ctx_size bytes of thread context */
+	const uint8_t *ctx;		/* s->ctx_size bytes of context */
 	const uint64_t *frames;		/* s->user_depth user frames, then
 					 * s->kern_depth kernel frames */
 	const struct tp_uregs *regs;	/* NULL: no stack copy */
@@ -23,8 +23,9 @@ struct raw_sample {
 enum record_kind {
 	RECORD_MALFORMED,
 	RECORD_SAMPLE,			/* *rs is filled */
-	RECORD_EXEC,			/* data is a whole struct tp_task_event */
-	RECORD_EXIT,			/* ... as well */
+	/* data is a whole struct tp_task_event: */
+	RECORD_EXEC,
+	RECORD_EXIT,
 };
 
 /* What the size bytes at data hold. */

@@ -121,8 +121,9 @@ static uint32_t named_location(struct symbolizer *z, uint32_t mapping,
 static uint32_t kernel_mapping(struct symbolizer *z)
 {
 	if (z->kernel_gen != z->gen) {
-		z->kernel_mapping = loctab__mapping(z->lt, KERNEL_START, ~0ull,
-						    0, "[kernel.kallsyms]", NULL);
+		z->kernel_mapping = loctab__mapping(z->lt, KERNEL_START,
+						    ~0ull, 0,
+						    "[kernel.kallsyms]", NULL);
 		z->kernel_gen = z->gen;
 	}
 	return z->kernel_mapping;

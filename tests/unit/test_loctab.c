@@ -182,13 +182,15 @@ static void test_cache(void)
 	CHECK(loctab__cache_get(&c, 1) == 0);
 	CHECK(loctab__cache_set(&c, 1, 11) == 0);
 	CHECK(loctab__cache_set(&c, 5000, 55) == 0);
-	CHECK(loctab__cache_get(&c, 1) == 11 && loctab__cache_get(&c, 5000) == 55);
-	CHECK(loctab__cache_get(&c, 4999) == 0 && loctab__cache_get(&c, 90000) == 0);
+	CHECK(loctab__cache_get(&c, 1) == 11);
+	CHECK(loctab__cache_get(&c, 5000) == 55);
+	CHECK(loctab__cache_get(&c, 4999) == 0);
+	CHECK(loctab__cache_get(&c, 90000) == 0);
 	CHECK(!loctab__cache_sync(&c, t));
 	CHECK(loctab__cache_get(&c, 1) == 11);
 	loctab__reset(t);
 	CHECK(loctab__cache_sync(&c, t));
-	CHECK(loctab__cache_get(&c, 1) == 0 && loctab__cache_get(&c, 5000) == 0);
+	CHECK(!loctab__cache_get(&c, 1) && !loctab__cache_get(&c, 5000));
 	CHECK(loctab__cache_set(&c, 2, 22) == 0);
 	/* Another table's ids are other entries. */
 	CHECK(loctab__cache_sync(&c, other));

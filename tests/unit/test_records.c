@@ -41,7 +41,8 @@ static void test_sample_parts(void)
 	CHECK(records__parse(rec, size, &rs) == RECORD_SAMPLE);
 	CHECK((const uint8_t *)rs.s == base);
 	CHECK(rs.ctx == base + sizeof(struct tp_sample));
-	CHECK((const uint8_t *)rs.frames == base + sizeof(struct tp_sample) + 16);
+	CHECK((const uint8_t *)rs.frames ==
+	      base + sizeof(struct tp_sample) + 16);
 	CHECK(!rs.regs && !rs.stack);
 
 	size = make_sample(0, 4, 0, 100);
