@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Location table. Entries sit in arrays indexed by id - 1; hash maps from
- * each entry's key to its id deduplicate. Keys of functions and mappings
- * hold interned string pointers: equal strings are equal pointers. The
- * maps are made on first use, so a reset table holds no memory. */
+/* Location table. Entries sit in arrays indexed by id - 1. Each array has
+ * an index that deduplicates: open addressing over ids, the keys compared
+ * in the entries themselves (a key is the start of its entry). A slot is
+ * 4 bytes where a hashmap entry would take 32 and a copy of the key: the
+ * table holds every location a window resolved, beside the pprof that
+ * holds them again. Keys of functions and mappings hold interned string
+ * pointers: equal strings are equal pointers. A reset table holds no
+ * memory. */
 #include "sym/loctab.h"
 
 #include <errno.h>
@@ -11,31 +15,31 @@
 
 #include "util/hashmap.h"
 
+/* Ids of one array's entries by key. */
+struct index {
+	uint32_t *slots;		/* 0: empty */
+	size_t cap;			/* 0 or a power of two */
+};
+
+/* One array of entries, and what of each is its key. */
+struct entries {
+	void *recs;
+	size_t n, cap;
+	size_t size, keylen;
+	struct index index;
+};
+
 struct loctab {
 	uint64_t gen;
 	struct hashmap *strs;		/* string -> its copy (the key) */
-	struct loctab_mapping *maps;
-	struct loctab_function *fns;
-	struct loctab_location *locs;
+	struct entries maps, fns, locs;
 	struct loctab_line *lines;
-	size_t nmaps, nfns, nlocs, nlines;
-	size_t maps_cap, fns_cap, locs_cap, lines_cap;
-	struct hashmap *map_ids, *fn_ids, *loc_ids;	/* key -> id */
+	size_t nlines, lines_cap;
 };
 
-struct mapping_key {
-	uint64_t start, limit, offset;
-	const char *file, *build_id;
-};
-
-struct function_key {
-	const char *name, *system_name, *file;
-};
-
-struct location_key {
-	uint64_t address;
-	uint64_t mapping;
-};
+#define MAPPING_KEY offsetof(struct loctab_mapping, has_filenames)
+#define FUNCTION_KEY sizeof(struct loctab_function)
+#define LOCATION_KEY offsetof(struct loctab_location, nlines)
 
 /* Room for need elements in the array at *arrp, doubling; new elements
  * are zeroed. */
@@ -58,20 +62,71 @@ static int grow(void *arrp, size_t *cap, size_t need, size_t elsize)
 	return 0;
 }
 
-static uint32_t find(const struct hashmap *m, const void *key, size_t len)
+static const void *entry(const struct entries *e, uint32_t id)
 {
-	uint64_t id;
-
-	return m && hashmap__get(m, key, len, &id) ? (uint32_t)id : 0;
+	return (const char *)e->recs + (size_t)(id - 1) * e->size;
 }
 
-/* Indexes a new entry's key; the caller has checked it is absent. */
-static int index_key(struct hashmap **m, const void *key, size_t len,
-		     uint32_t id)
+/* The id of the entry whose key is key, or 0. */
+static uint32_t find(const struct entries *e, const void *key)
 {
-	if (!*m && !(*m = hashmap__new(0)))
-		return -ENOMEM;
-	return hashmap__put(*m, key, len, id);
+	size_t mask = e->index.cap - 1, i;
+	uint32_t id;
+
+	if (!e->index.cap)
+		return 0;
+	for (i = hashmap__hash(key, e->keylen) & mask;; i = (i + 1) & mask) {
+		id = e->index.slots[i];
+		if (!id || !memcmp(entry(e, id), key, e->keylen))
+			return id;
+	}
+}
+
+static void place(struct index *x, uint64_t hash, uint32_t id)
+{
+	size_t mask = x->cap - 1, i = hash & mask;
+
+	while (x->slots[i])
+		i = (i + 1) & mask;
+	x->slots[i] = id;
+}
+
+/* Indexes entry id, the newest, growing the index to keep it at most
+ * three quarters full. */
+static int index_entry(struct entries *e, uint32_t id)
+{
+	struct index grown = { 0 };
+
+	if ((size_t)id * 4 > e->index.cap * 3) {
+		grown.cap = e->index.cap ? e->index.cap * 2 : 64;
+		grown.slots = calloc(grown.cap, sizeof(*grown.slots));
+		if (!grown.slots)
+			return -ENOMEM;
+		for (uint32_t old = 1; old < id; old++)
+			place(&grown, hashmap__hash(entry(e, old), e->keylen),
+			      old);
+		free(e->index.slots);
+		e->index = grown;
+	}
+	place(&e->index, hashmap__hash(entry(e, id), e->keylen), id);
+	return 0;
+}
+
+/* Adds the entry rec, absent from e. Returns its id, 0 on ENOMEM. */
+static uint32_t add(struct entries *e, const void *rec)
+{
+	if (grow(&e->recs, &e->cap, e->n + 1, e->size))
+		return 0;
+	memcpy((char *)e->recs + e->n * e->size, rec, e->size);
+	if (index_entry(e, e->n + 1))
+		return 0;
+	return ++e->n;
+}
+
+static void entries_free(struct entries *e)
+{
+	free(e->recs);
+	free(e->index.slots);
 }
 
 /* The table's copy of s, NULL on ENOMEM (or when s is NULL). */
@@ -107,24 +162,35 @@ static uint64_t new_generation(void)
 	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
 }
 
+/* Empty, with the entries' layouts set. */
+static void init(struct loctab *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->maps.size = sizeof(struct loctab_mapping);
+	t->maps.keylen = MAPPING_KEY;
+	t->fns.size = sizeof(struct loctab_function);
+	t->fns.keylen = FUNCTION_KEY;
+	t->locs.size = sizeof(struct loctab_location);
+	t->locs.keylen = LOCATION_KEY;
+}
+
 struct loctab *loctab__new(void)
 {
-	struct loctab *t = calloc(1, sizeof(*t));
+	struct loctab *t = malloc(sizeof(*t));
 
-	if (t)
-		t->gen = new_generation();
+	if (!t)
+		return NULL;
+	init(t);
+	t->gen = new_generation();
 	return t;
 }
 
 static void free_entries(struct loctab *t)
 {
 	hashmap__free_values(t->strs, free);
-	hashmap__free(t->map_ids);
-	hashmap__free(t->fn_ids);
-	hashmap__free(t->loc_ids);
-	free(t->maps);
-	free(t->fns);
-	free(t->locs);
+	entries_free(&t->maps);
+	entries_free(&t->fns);
+	entries_free(&t->locs);
 	free(t->lines);
 }
 
@@ -139,7 +205,7 @@ void loctab__free(struct loctab *t)
 void loctab__reset(struct loctab *t)
 {
 	free_entries(t);
-	memset(t, 0, sizeof(*t));
+	init(t);
 	t->gen = new_generation();
 }
 
@@ -152,22 +218,15 @@ uint32_t loctab__mapping(struct loctab *t, uint64_t start, uint64_t limit,
 			 uint64_t offset, const char *file,
 			 const char *build_id)
 {
-	struct mapping_key k = { start, limit, offset, intern(t, file),
-				 intern(t, build_id) };
+	struct loctab_mapping m = {
+		.start = start, .limit = limit, .offset = offset,
+		.file = intern(t, file), .build_id = intern(t, build_id) };
 	uint32_t id;
 
-	if ((file && !k.file) || (build_id && !k.build_id))
+	if ((file && !m.file) || (build_id && !m.build_id))
 		return 0;
-	id = find(t->map_ids, &k, sizeof(k));
-	if (id)
-		return id;
-	if (grow(&t->maps, &t->maps_cap, t->nmaps + 1, sizeof(*t->maps)) ||
-	    index_key(&t->map_ids, &k, sizeof(k), t->nmaps + 1))
-		return 0;
-	t->maps[t->nmaps] = (struct loctab_mapping){
-		.start = start, .limit = limit, .offset = offset,
-		.file = k.file, .build_id = k.build_id };
-	return ++t->nmaps;
+	id = find(&t->maps, &m);
+	return id ? id : add(&t->maps, &m);
 }
 
 void loctab__mapping_set_info(struct loctab *t, uint32_t mapping,
@@ -176,9 +235,9 @@ void loctab__mapping_set_info(struct loctab *t, uint32_t mapping,
 {
 	struct loctab_mapping *m;
 
-	if (!mapping || mapping > t->nmaps)
+	if (!mapping || mapping > t->maps.n)
 		return;
-	m = &t->maps[mapping - 1];
+	m = (struct loctab_mapping *)t->maps.recs + mapping - 1;
 	m->has_filenames |= has_filenames;
 	m->has_line_numbers |= has_line_numbers;
 	m->has_inline_frames |= has_inline_frames;
@@ -187,72 +246,62 @@ void loctab__mapping_set_info(struct loctab *t, uint32_t mapping,
 uint32_t loctab__function(struct loctab *t, const char *name,
 			  const char *system_name, const char *file)
 {
-	struct function_key k = { intern(t, name), intern(t, system_name),
-				  intern(t, file) };
+	struct loctab_function f = { intern(t, name), intern(t, system_name),
+				     intern(t, file) };
 	uint32_t id;
 
-	if ((name && !k.name) || (system_name && !k.system_name) ||
-	    (file && !k.file))
+	if ((name && !f.name) || (system_name && !f.system_name) ||
+	    (file && !f.file))
 		return 0;
-	id = find(t->fn_ids, &k, sizeof(k));
-	if (id)
-		return id;
-	if (grow(&t->fns, &t->fns_cap, t->nfns + 1, sizeof(*t->fns)) ||
-	    index_key(&t->fn_ids, &k, sizeof(k), t->nfns + 1))
-		return 0;
-	t->fns[t->nfns] = (struct loctab_function){ k.name, k.system_name,
-						    k.file };
-	return ++t->nfns;
+	id = find(&t->fns, &f);
+	return id ? id : add(&t->fns, &f);
 }
 
 uint32_t loctab__find_location(const struct loctab *t, uint32_t mapping,
 			       uint64_t address)
 {
-	const struct location_key k = { address, mapping };
+	const struct loctab_location key = { address, mapping };
 
-	return find(t->loc_ids, &k, sizeof(k));
+	return find(&t->locs, &key);
 }
 
 uint32_t loctab__location(struct loctab *t, uint32_t mapping,
 			  uint64_t address, const uint32_t *functions,
 			  const int32_t *lines, size_t n)
 {
-	const struct location_key k = { address, mapping };
-	uint32_t id = find(t->loc_ids, &k, sizeof(k));
+	struct loctab_location l = { address, mapping, n, t->nlines };
+	uint32_t id = find(&t->locs, &l);
 
 	if (id)
 		return id;
 	if (n > LOCTAB_MAX_LINES ||
-	    grow(&t->lines, &t->lines_cap, t->nlines + n, sizeof(*t->lines)) ||
-	    grow(&t->locs, &t->locs_cap, t->nlocs + 1, sizeof(*t->locs)) ||
-	    index_key(&t->loc_ids, &k, sizeof(k), t->nlocs + 1))
+	    grow(&t->lines, &t->lines_cap, t->nlines + n, sizeof(*t->lines)))
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		t->lines[t->nlines + i] = (struct loctab_line){
 			functions[i], lines ? lines[i] : 0 };
-	t->locs[t->nlocs] = (struct loctab_location){
-		.address = address, .mapping = mapping, .nlines = n,
-		.first_line = t->nlines };
-	t->nlines += n;
-	return ++t->nlocs;
+	id = add(&t->locs, &l);
+	if (id)
+		t->nlines += n;
+	return id;
 }
 
 const struct loctab_mapping *loctab__mapping_at(const struct loctab *t,
 						uint32_t id)
 {
-	return &t->maps[id - 1];
+	return entry(&t->maps, id);
 }
 
 const struct loctab_function *loctab__function_at(const struct loctab *t,
 						  uint32_t id)
 {
-	return &t->fns[id - 1];
+	return entry(&t->fns, id);
 }
 
 const struct loctab_location *loctab__location_at(const struct loctab *t,
 						  uint32_t id)
 {
-	return &t->locs[id - 1];
+	return entry(&t->locs, id);
 }
 
 const struct loctab_line *loctab__lines(const struct loctab *t,
@@ -263,17 +312,17 @@ const struct loctab_line *loctab__lines(const struct loctab *t,
 
 size_t loctab__nmappings(const struct loctab *t)
 {
-	return t->nmaps;
+	return t->maps.n;
 }
 
 size_t loctab__nfunctions(const struct loctab *t)
 {
-	return t->nfns;
+	return t->fns.n;
 }
 
 size_t loctab__nlocations(const struct loctab *t)
 {
-	return t->nlocs;
+	return t->locs.n;
 }
 
 bool loctab__cache_sync(struct loctab_cache *c, const struct loctab *t)
