@@ -44,8 +44,8 @@ struct window_end {
 	uint64_t malformed;		/* records that failed their checks */
 };
 
-/* A consumer: its callbacks get ctx. At window_close the loctab still
- * holds the window's entries; it is reset right after. */
+/* A consumer: both callbacks are set, and get ctx. At window_close the
+ * loctab still holds the window's entries; it is reset right after. */
 struct sample_consumer {
 	void (*sample)(void *ctx, const struct resolved_sample *s);
 	void (*window_close)(void *ctx, const struct window_end *w);
