@@ -11,7 +11,8 @@
 
 #include "capture/sample.h"
 
-/* The service of the samples a window lost (with --service-label). */
+/* The service of the samples a window lost, when samples have one (the
+ * agent, which writes a file a service). */
 #define DROPPED_SERVICE "tagprof-dropped"
 
 struct pprof;
