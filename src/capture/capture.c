@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* The sampling pipeline: ring-buffer records in, one pprof per window out. */
+/* The sampling pipeline: ring-buffer records in (records.h), resolved
+ * (resolver.h), handed to the consumers (sample.h), the pprof window
+ * (out/pprofwin.h) among them, which give one pprof per window out. Here:
+ * the wiring, the window, and the window's comments and the summary. */
 #include <errno.h>
 #include <inttypes.h>
 #include <malloc.h>
@@ -10,19 +13,21 @@
 #include <time.h>
 
 #include "capture/capture.h"
+#include "capture/records.h"
+#include "capture/resolver.h"
 #include "unwind/elfimage.h"
 #include "kernel/ksymbolizer.h"
 #include "proc/pbcheck.h"
 #include "out/pprof.h"
+#include "out/pprofwin.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
+#include "sym/loctab.h"
 #include "sym/symbolizer.h"
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
-
-#define MAX_LABELS 64
 
 struct capture {
 	struct capture_opts o;
@@ -32,7 +37,11 @@ struct capture {
 	struct symbolizer *sym;
 	struct threadctx *tc;
 	struct unwinder *uw;
-	struct pprof *pp;		/* the current window */
+	struct resolver *res;
+	struct loctab *lt;		/* the current window's frames */
+	struct pprofwin *pw;		/* the current window's pprof */
+	struct sample_consumer consumers[CAPTURE_MAX_CONSUMERS];
+	size_t nconsumers;
 	int ncpus;
 	int next_due_ms;		/* next context discovery, -1: none */
 	bool dropping;
@@ -47,152 +56,63 @@ struct capture {
 	struct tp_stats *last;		/* per-CPU counters at window start */
 };
 
-static struct pprof *new_pprof(const struct capture *c)
+static struct pprofwin *new_pprofwin(const struct capture *c)
 {
-	struct pprof_vt types[2] = {
-		{ "samples", "count" },
-		{ c->o.event.sample_type, c->o.event.sample_unit },
+	struct pprofwin_opts po = {
+		.sample_type = c->o.event.sample_type,
+		.sample_unit = c->o.event.sample_unit,
+		.period = c->o.period,
+		.service_label = c->o.service_label,
 	};
-	int64_t period = c->o.period;
 
-	if (!period && c->o.event.software_clock && c->o.freq)
-		period = 1000000000ll / c->o.freq;
-	return pprof__new(types, 2, types[1], period);
+	if (!po.period && c->o.event.software_clock && c->o.freq)
+		po.period = 1000000000ll / c->o.freq;
+	return pprofwin__new(&po);
 }
 
-/* The service a sample belongs to: the process context's service.name,
- * else the executable's name. */
-static const char *service_of(struct capture *c, const struct proc *p,
-			      uint32_t pid, const char *comm)
+/* A checked sample: resolved and handed to every consumer, unless the
+ * agent is over its memory limit. */
+static void on_sample(struct capture *c, const struct raw_sample *rs)
 {
-	const char *s = pid ? threadctx__service(c->tc, pid) : NULL;
+	const struct resolved_sample *s;
 
-	if (s && *s)
-		return s;
-	return p && p->exe[0] ? p->exe : comm;
-}
-
-/* What follows a sample's frames: its user registers and stack copy. */
-struct ustack {
-	const struct tp_uregs *regs;	/* NULL: no copy */
-	const uint8_t *stack;
-};
-
-static void add_sample(struct capture *c, const struct tp_sample *s,
-		       const uint8_t *blob, const uint64_t *frames,
-		       const struct ustack *us)
-{
-	uint64_t locs[2 * TP_MAX_FRAMES], user[TP_MAX_FRAMES];
-	struct pprof_label labels[MAX_LABELS];
-	char comm[TP_COMM_LEN + 1], strs[8192];
-	struct proc *p = NULL;
-	int64_t values[2];
-	size_t n, nu, nl = 0;
-
-	memcpy(comm, s->comm, TP_COMM_LEN);
-	comm[TP_COMM_LEN] = '\0';
-	if (s->pid) {
-		p = proctable__get(c->procs, s->pid, s->start_ns, comm);
-		threadctx__on_sample(c->tc, s->pid, s->start_ns);
+	if (c->dropping) {
+		c->win_dropped++;
+		return;
 	}
-	nu = unwinder__user_stack(c->uw, p, &(struct unwind_sample){
-		.pid = s->pid, .tid = s->tid, .fp = frames,
-		.nfp = s->user_depth, .in_kernel = s->kern_depth > 0,
-		.has_sp_word = s->ustack_flags & TP_USTACK_SP_WORD,
-		.sp_word = s->sp_word,
-		.probe = s->ustack_flags & TP_USTACK_PROBE,
-		.regs = us->regs, .stack = us->stack,
-		.stack_len = us->regs ? s->stack_size : 0 }, user);
-	n = symbolizer__stack(c->sym, p, user, nu, frames + s->user_depth,
-			      s->kern_depth, locs);
-
-	labels[nl++] = (struct pprof_label){ .key = "process",
-					     .str = p ? p->exe : comm };
-	labels[nl++] = (struct pprof_label){ .key = "thread_name", .str = comm };
-	labels[nl++] = (struct pprof_label){ .key = "pid", .num = s->pid };
-	labels[nl++] = (struct pprof_label){ .key = "tid", .num = s->tid };
-	labels[nl++] = (struct pprof_label){ .key = "cpu", .num = s->cpu,
-					     .num_unit = "cpu" };
-	if (c->o.service_label)
-		labels[nl++] = (struct pprof_label){
-			.key = "service", .str = service_of(c, p, s->pid, comm) };
-	nl += threadctx__labels(c->tc, &(struct threadctx_sample){
-		.pid = s->pid, .time_ns = s->time_ns, .kind = s->ctx_kind,
-		.blob = blob, .size = s->ctx_size, .tag_valid = s->tag_valid,
-		.tag = s->tag },
-		labels + nl, MAX_LABELS - nl, strs, sizeof(strs));
-	values[0] = 1;
-	values[1] = (int64_t)s->period;
-	pprof__add_sample(c->pp, locs, n, values, labels, nl);
+	s = resolver__sample(c->res, rs);
+	for (size_t i = 0; i < c->nconsumers; i++)
+		c->consumers[i].sample(c->consumers[i].ctx, s);
 	c->samples++;
 	c->win_samples++;
 	c->win_value += s->period;
 }
 
-/* A sample record, its lengths checked before anything is read. */
-static void on_sample_record(struct capture *c, const struct tp_sample *s,
-			     size_t size)
-{
-	size_t pad = size >= sizeof(*s) ? (s->ctx_size + 7u) & ~7u : 0, end;
-	struct ustack us = { 0 };
-
-	if (size < sizeof(*s) || s->user_depth > TP_MAX_FRAMES ||
-	    s->kern_depth > TP_MAX_FRAMES || s->ctx_size > TP_CTX_SPACE ||
-	    size < sizeof(*s) + pad + (s->user_depth + s->kern_depth) *
-		    sizeof(uint64_t)) {
-		c->win_bad++;
-		return;
-	}
-	end = sizeof(*s) + pad + (s->user_depth + s->kern_depth) *
-		sizeof(uint64_t);
-	if (s->ustack_flags & TP_USTACK_REGS) {
-		if (s->stack_size > TP_STACK_MAX ||
-		    size < end + sizeof(struct tp_uregs) + s->stack_size) {
-			c->win_bad++;
-			return;
-		}
-		us.regs = (const struct tp_uregs *)((const uint8_t *)s + end);
-		us.stack = (const uint8_t *)(us.regs + 1);
-	}
-	if (c->dropping) {
-		c->win_dropped++;
-		return;
-	}
-	add_sample(c, s, (const uint8_t *)(s + 1),
-		   (const uint64_t *)((const uint8_t *)(s + 1) + pad), &us);
-}
-
-/* Ring-buffer callback: never trust a record's own lengths blindly. */
+/* Ring-buffer callback. */
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct capture *c = ctx;
 	const struct tp_task_event *t = data;
+	struct raw_sample rs;
+	enum record_kind kind = records__parse(data, size, &rs);
 
 	c->records++;
 	/* Each record takes an 8-byte header and is padded to 8 bytes. */
 	c->ring_bytes += 8 + ((size + 7) & ~(size_t)7);
-	if (size < sizeof(__u32)) {
-		c->win_bad++;
-		return 0;
-	}
-	switch (t->type) {
-	case TP_REC_SAMPLE:
-		on_sample_record(c, data, size);
+	switch (kind) {
+	case RECORD_SAMPLE:
+		on_sample(c, &rs);
 		break;
-	case TP_REC_EXEC:
-	case TP_REC_EXIT:
-		if (size < sizeof(*t)) {
-			c->win_bad++;
-			return 0;
-		}
+	case RECORD_EXEC:
+	case RECORD_EXIT:
 		proctable__forget(c->procs, t->pid);
 		unwinder__forget(c->uw, t->pid);
-		if (t->type == TP_REC_EXEC)
+		if (kind == RECORD_EXEC)
 			threadctx__on_exec(c->tc, t->pid);
 		else
 			threadctx__on_exit(c->tc, t->pid);
 		break;
-	default:
+	case RECORD_MALFORMED:
 		c->win_bad++;
 	}
 	return 0;
@@ -200,6 +120,8 @@ static int on_record(void *ctx, const void *data, size_t size)
 
 static int setup(struct capture *c, const struct capture_opts *o)
 {
+	struct sample_consumer pc;
+
 	c->o = *o;
 	/* Large blocks (perf maps, symbol tables, the window) always from
 	 * mmap, so freeing them gives the memory back: glibc otherwise raises
@@ -210,14 +132,21 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	c->procs = proctable__new();
 	if (c->procs)
 		proctable__set_memory(c->procs, o->max_memory);
-	c->sym = c->ks ? symbolizer__new(c->procs, c->ks) : NULL;
-	c->pp = new_pprof(c);
+	c->lt = loctab__new();
+	c->sym = c->ks && c->lt ? symbolizer__new(c->procs, c->ks, c->lt) :
+		 NULL;
+	c->pw = new_pprofwin(c);
 	c->tc = threadctx__new(&o->filters);
 	c->uw = unwinder__new(c->procs, o->unwind);
-	if (!c->procs || !c->sym || !c->pp || !c->tc || !c->uw)
+	if (!c->procs || !c->sym || !c->pw || !c->tc || !c->uw)
 		return -ENOMEM;
-	symbolizer__set_pprof(c->sym, c->pp);
-	return 0;
+	c->res = resolver__new(&(struct resolver_parts){
+		.procs = c->procs, .tc = c->tc, .uw = c->uw, .sym = c->sym,
+		.lt = c->lt, .service_label = o->service_label });
+	if (!c->res)
+		return -ENOMEM;
+	pc = pprofwin__consumer(c->pw);
+	return capture__add_consumer(c, &pc);
 }
 
 static struct sampler *start_sampler(struct capture *c, char *err,
@@ -292,25 +221,7 @@ void capture__stop(struct capture *c)
 	sampler__stop(c->sampler);
 }
 
-/* This window's BPF counters: now minus what they were at its start. */
-static void window_stats(struct capture *c, struct tp_stats *sum,
-			 struct tp_stats *per_cpu)
-{
-	struct tp_stats total;
-	const __u64 *old;
-	__u64 *cur;
-
-	sampler__stats(c->sampler, &total, per_cpu);
-	memset(sum, 0, sizeof(*sum));
-	for (int i = 0; i < c->ncpus; i++) {
-		cur = (__u64 *)&per_cpu[i];
-		old = (const __u64 *)&c->last[i];
-		for (size_t f = 0; f < sizeof(*sum) / sizeof(__u64); f++) {
-			cur[f] -= old[f];
-			((__u64 *)sum)[f] += cur[f];
-		}
-	}
-}
+/* ---- the window's comments and the end-of-run summary ---- */
 
 static void comment(struct pprof *pp, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -462,108 +373,6 @@ static void add_comments(struct capture *c, struct pprof *pp,
 	add_unwind_comment(c, pp, st);
 }
 
-/* Adds n samples of one frame named why: what the window lost. */
-static void add_lost(struct capture *c, struct pprof *pp, uint64_t n,
-		     uint64_t address, const char *why)
-{
-	struct pprof_label labels[2];
-	uint64_t fn, loc, period;
-	int64_t values[2];
-	size_t nl = 0;
-
-	if (!n)
-		return;
-	/* Each counts what an average sample of the window did. */
-	period = c->win_samples ? c->win_value / c->win_samples :
-		 c->o.period ? c->o.period :
-		 c->o.event.software_clock && c->o.freq ?
-		 1000000000ull / c->o.freq : 0;
-	fn = pprof__function(pp, why, NULL, NULL);
-	/* No user address is this high: it is no other location's. */
-	loc = fn ? pprof__location(pp, 0, address, &fn, NULL, 1) : 0;
-	if (!loc)
-		return;
-	labels[nl++] = (struct pprof_label){ .key = "process",
-					     .str = "[tagprof]" };
-	if (c->o.service_label)
-		labels[nl++] = (struct pprof_label){ .key = "service",
-						     .str = DROPPED_SERVICE };
-	values[0] = (int64_t)n;
-	values[1] = (int64_t)(n * period);
-	pprof__add_sample(pp, &loc, 1, values, labels, nl);
-}
-
-struct pprof *capture__take(struct capture *c)
-{
-	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
-	struct pprof *pp = c->pp, *next = new_pprof(c);
-	uint64_t now = clock__ns(CLOCK_MONOTONIC);
-
-	if (!cpu || !next) {
-		free(cpu);
-		pprof__free(next);
-		return NULL;
-	}
-	window_stats(c, &sum, cpu);
-	add_comments(c, pp, &sum, cpu);
-	add_lost(c, pp, c->win_dropped, ~0ull - 2,
-		 "[dropped: the profiler was over its memory limit]");
-	add_lost(c, pp, sum.lost, ~0ull - 1,
-		 "[lost: the ring buffer was full]");
-	add_lost(c, pp, c->win_bad, ~0ull, "[lost: malformed records]");
-	pprof__set_time(pp, c->win_real_ns, now - c->win_mono_ns);
-	/* per-CPU counters are cumulative: remember where this window ended */
-	for (int i = 0; i < c->ncpus; i++) {
-		__u64 *l = (__u64 *)&c->last[i];
-		const __u64 *d = (const __u64 *)&cpu[i];
-
-		for (size_t f = 0; f < sizeof(*cpu) / sizeof(__u64); f++)
-			l[f] += d[f];
-	}
-	free(cpu);
-	c->pp = next;
-	symbolizer__set_pprof(c->sym, next);
-	c->win_samples = c->win_bad = c->win_dropped = c->win_value = 0;
-	c->win_real_ns = clock__ns(CLOCK_REALTIME);
-	c->win_mono_ns = now;
-	return pp;
-}
-
-void capture__set_dropping(struct capture *c, bool drop)
-{
-	c->dropping = drop;
-}
-
-void capture__sweep(struct capture *c)
-{
-	unwinder__sweep(c->uw);
-	proctable__sweep(c->procs);
-	threadctx__sweep(c->tc);
-}
-
-uint64_t capture__window_samples(const struct capture *c)
-{
-	return c->win_samples;
-}
-
-uint64_t capture__total_samples(const struct capture *c)
-{
-	return c->samples;
-}
-
-uint64_t capture__total_lost(struct capture *c)
-{
-	struct tp_stats st;
-
-	sampler__stats(c->sampler, &st, NULL);
-	return st.lost;
-}
-
-size_t capture__processes(const struct capture *c)
-{
-	return proctable__count(c->procs);
-}
-
 uint64_t capture__perfmaps_unread(const struct capture *c, char *buf,
 				  size_t len)
 {
@@ -658,15 +467,124 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 			(unsigned long long)st.tag_filtered);
 }
 
+/* ---- the window ---- */
+
+/* This window's BPF counters: now minus what they were at its start. */
+static void window_stats(struct capture *c, struct tp_stats *sum,
+			 struct tp_stats *per_cpu)
+{
+	struct tp_stats total;
+	const __u64 *old;
+	__u64 *cur;
+
+	sampler__stats(c->sampler, &total, per_cpu);
+	memset(sum, 0, sizeof(*sum));
+	for (int i = 0; i < c->ncpus; i++) {
+		cur = (__u64 *)&per_cpu[i];
+		old = (const __u64 *)&c->last[i];
+		for (size_t f = 0; f < sizeof(*sum) / sizeof(__u64); f++) {
+			cur[f] -= old[f];
+			((__u64 *)sum)[f] += cur[f];
+		}
+	}
+}
+
+/* Tells every consumer the window ends, then forgets its frames. */
+static void close_window(struct capture *c, const struct window_end *e)
+{
+	for (size_t i = 0; i < c->nconsumers; i++)
+		c->consumers[i].window_close(c->consumers[i].ctx, e);
+	loctab__reset(c->lt);
+}
+
+struct pprof *capture__take(struct capture *c)
+{
+	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
+	struct pprof *pp;
+
+	if (!cpu || pprofwin__prepare(c->pw)) {
+		free(cpu);
+		return NULL;
+	}
+	window_stats(c, &sum, cpu);
+	add_comments(c, pprofwin__pprof(c->pw), &sum, cpu);
+	close_window(c, &(struct window_end){
+		.start_real_ns = c->win_real_ns,
+		.duration_ns = now - c->win_mono_ns,
+		.samples = c->win_samples, .value = c->win_value,
+		.dropped = c->win_dropped, .lost = sum.lost,
+		.malformed = c->win_bad });
+	pp = pprofwin__take(c->pw);	/* prepared: not NULL */
+	/* per-CPU counters are cumulative: remember where this window ended */
+	for (int i = 0; i < c->ncpus; i++) {
+		__u64 *l = (__u64 *)&c->last[i];
+		const __u64 *d = (const __u64 *)&cpu[i];
+
+		for (size_t f = 0; f < sizeof(*cpu) / sizeof(__u64); f++)
+			l[f] += d[f];
+	}
+	free(cpu);
+	c->win_samples = c->win_bad = c->win_dropped = c->win_value = 0;
+	c->win_real_ns = clock__ns(CLOCK_REALTIME);
+	c->win_mono_ns = now;
+	return pp;
+}
+
+int capture__add_consumer(struct capture *c, const struct sample_consumer *sc)
+{
+	if (c->nconsumers == CAPTURE_MAX_CONSUMERS)
+		return -ENOSPC;
+	c->consumers[c->nconsumers++] = *sc;
+	return 0;
+}
+
+void capture__set_dropping(struct capture *c, bool drop)
+{
+	c->dropping = drop;
+}
+
+void capture__sweep(struct capture *c)
+{
+	unwinder__sweep(c->uw);
+	proctable__sweep(c->procs);
+	threadctx__sweep(c->tc);
+}
+
+uint64_t capture__window_samples(const struct capture *c)
+{
+	return c->win_samples;
+}
+
+uint64_t capture__total_samples(const struct capture *c)
+{
+	return c->samples;
+}
+
+uint64_t capture__total_lost(struct capture *c)
+{
+	struct tp_stats st;
+
+	sampler__stats(c->sampler, &st, NULL);
+	return st.lost;
+}
+
+size_t capture__processes(const struct capture *c)
+{
+	return proctable__count(c->procs);
+}
+
 void capture__free(struct capture *c)
 {
 	if (!c)
 		return;
 	sampler__free(c->sampler);	/* before the tables its callback uses */
 	threadctx__free(c->tc);
+	resolver__free(c->res);
 	unwinder__free(c->uw);
-	pprof__free(c->pp);
+	pprofwin__free(c->pw);
 	symbolizer__free(c->sym);
+	loctab__free(c->lt);
 	proctable__free(c->procs);
 	ksymbolizer__free(c->ks);
 	free(c->last);

@@ -1,6 +1,8 @@
 /* The sampling pipeline shared by `record` and `agent`: the BPF sampler,
- * the process table, thread contexts and tags, the symbolizer, and the
- * pprof of the current window with its statistics. */
+ * the process table, thread contexts and tags, the symbolizer and its
+ * location table, the consumers of resolved samples (capture/sample.h),
+ * among them the pprof of the current window, and the window's
+ * statistics. */
 #ifndef TAGPROF_CAPTURE_H
 #define TAGPROF_CAPTURE_H
 
@@ -8,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "capture/sample.h"
 #include "kernel/events.h"
 #include "proc/threadctx.h"
 
@@ -31,8 +34,6 @@ struct capture_opts {
 	int verbose;
 };
 
-#define DROPPED_SERVICE "tagprof-dropped"
-
 struct capture;
 
 /* Sets everything up and starts sampling. NULL with a message in err. */
@@ -50,10 +51,18 @@ void capture__stop(struct capture *c);
  * (the caller owns it); a new window starts. Samples the window lost
  * (dropped over the memory bound, lost in the ring buffer, malformed)
  * are in it too, as samples of one frame that says why, labelled
- * process "[tagprof]" and service DROPPED_SERVICE: a window that lost
- * everything still has something to write and to show. NULL on ENOMEM
- * (the window is kept). */
+ * process "[tagprof]" and service DROPPED_SERVICE (out/pprofwin.h): a
+ * window that lost everything still has something to write and to show.
+ * Every consumer is told the window closed. NULL on ENOMEM (the window
+ * is kept). */
 struct pprof *capture__take(struct capture *c);
+
+#define CAPTURE_MAX_CONSUMERS 8
+
+/* Hands every resolved sample, and the end of every window, to sc as
+ * well (the pprof window is the first consumer). Returns 0, or -ENOSPC
+ * past CAPTURE_MAX_CONSUMERS. */
+int capture__add_consumer(struct capture *c, const struct sample_consumer *sc);
 
 /* While set, samples are counted and dropped instead of aggregated: the
  * agent's memory bound. */

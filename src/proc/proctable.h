@@ -40,8 +40,8 @@ struct proc_map {
 	bool anon_exec;		/* executable anonymous memory (JIT) */
 	uint64_t hdr_start;	/* where this process maps the file's offset
 				 * 0 (its ELF header), 0 if nowhere */
-	uint64_t pprof_id;	/* pprof mapping id, valid for pprof_gen */
-	uint64_t pprof_gen;
+	uint32_t loctab_id;	/* loctab mapping id, valid for loctab_gen */
+	uint64_t loctab_gen;
 };
 
 struct proc {

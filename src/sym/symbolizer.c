@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Frames to pprof locations. Every address but the leaf is a return
- * address: 1 is subtracted so a call that ends a function is attributed to
- * the caller's function, not the one after it. */
+/* Frames to location-table entries. Every address but the leaf is a
+ * return address: 1 is subtracted so a call that ends a function is
+ * attributed to the caller's function, not the one after it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,29 +10,29 @@
 #include "sym/demangle.h"
 #include "sym/elfsym.h"
 #include "kernel/ksymbolizer.h"
-#include "out/pprof.h"
 #include "sample_event.h"
 #include "proc/proctable.h"
+#include "sym/loctab.h"
 #include "sym/symbolizer.h"
 #include "sym/symfile.h"
 #include "util/utf8.h"
 
 #define KERNEL_START 0xffff800000000000ull	/* x86-64 and arm64 */
-#define MAX_INLINE 32		/* lines in one location */
 #define NAME_MAX_BYTES 4096	/* of a name or file name, after UTF-8 fixes */
 
 #define FRAME_CACHE_BITS 13
 
 struct frame_slot {
-	uint64_t ver, addr, loc;	/* loc 0: empty */
+	uint64_t ver, addr;
+	uint32_t loc;			/* 0: empty */
 };
 
 struct symbolizer {
 	struct proctable *procs;
 	struct ksymbolizer *ks;
-	struct pprof *pp;
-	uint64_t gen;			/* bumped per pprof */
-	uint64_t kernel_mapping;	/* pprof id, for gen */
+	struct loctab *lt;
+	uint64_t gen;			/* the loctab's, the cache is for */
+	uint32_t kernel_mapping;	/* loctab id, for kernel_gen */
 	uint64_t kernel_gen;
 	bool demangle;
 	struct symbolizer_stats stats;
@@ -43,8 +43,8 @@ struct symbolizer {
 
 static bool demangle_default = true;
 
-/* Frame cache: (maps version, address) -> location id of the current
- * pprof, direct-mapped. A sample's 100+ frames are mostly addresses seen
+/* Frame cache: (maps version, address) -> location id of the loctab's
+ * generation, direct-mapped. A sample's 100+ frames are mostly addresses seen
  * before; one multiply and one compare each beats a map search and a hash
  * table probe. Kernel addresses use version 0 (procs count from 1). */
 static size_t frame_slot(uint64_t ver, uint64_t addr)
@@ -55,7 +55,7 @@ static size_t frame_slot(uint64_t ver, uint64_t addr)
 	return h >> (64 - FRAME_CACHE_BITS);
 }
 
-static uint64_t frame_cache_get(struct symbolizer *z, uint64_t ver,
+static uint32_t frame_cache_get(struct symbolizer *z, uint64_t ver,
 				uint64_t addr)
 {
 	const struct frame_slot *s = &z->cache[frame_slot(ver, addr)];
@@ -64,7 +64,7 @@ static uint64_t frame_cache_get(struct symbolizer *z, uint64_t ver,
 }
 
 static void frame_cache_put(struct symbolizer *z, uint64_t ver,
-			    uint64_t addr, uint64_t loc)
+			    uint64_t addr, uint32_t loc)
 {
 	z->cache[frame_slot(ver, addr)] = (struct frame_slot){ ver, addr, loc };
 }
@@ -74,7 +74,8 @@ void symbolizer__set_demangle_default(bool on)
 	demangle_default = on;
 }
 
-struct symbolizer *symbolizer__new(struct proctable *procs, struct ksymbolizer *ks)
+struct symbolizer *symbolizer__new(struct proctable *procs,
+				   struct ksymbolizer *ks, struct loctab *lt)
 {
 	struct symbolizer *z = calloc(1, sizeof(*z));
 
@@ -87,6 +88,7 @@ struct symbolizer *symbolizer__new(struct proctable *procs, struct ksymbolizer *
 	}
 	z->procs = procs;
 	z->ks = ks;
+	z->lt = lt;
 	z->demangle = demangle_default;
 	return z;
 }
@@ -98,28 +100,30 @@ void symbolizer__free(struct symbolizer *z)
 	free(z);
 }
 
-void symbolizer__set_pprof(struct symbolizer *z, struct pprof *pp)
+/* Cached ids are of an older generation of the loctab: drop them. */
+static void follow_loctab(struct symbolizer *z)
 {
-	z->pp = pp;
-	z->gen++;
-	/* Location ids are the old pprof's. */
+	if (z->gen == loctab__generation(z->lt))
+		return;
+	z->gen = loctab__generation(z->lt);
 	memset(z->cache, 0, sizeof(*z->cache) << FRAME_CACHE_BITS);
 }
 
 /* A location whose only line is a function called name. */
-static uint64_t named_location(struct symbolizer *z, uint64_t mapping,
+static uint32_t named_location(struct symbolizer *z, uint32_t mapping,
 			       uint64_t addr, const char *name)
 {
-	uint64_t fn = pprof__function(z->pp, name, NULL, NULL);
+	uint32_t fn = loctab__function(z->lt, name, NULL, NULL);
 
-	return fn ? pprof__location(z->pp, mapping, addr, &fn, NULL, 1) : 0;
+	return fn ? loctab__location(z->lt, mapping, addr, &fn, NULL, 1) : 0;
 }
 
-static uint64_t kernel_mapping(struct symbolizer *z)
+static uint32_t kernel_mapping(struct symbolizer *z)
 {
 	if (z->kernel_gen != z->gen) {
-		z->kernel_mapping = pprof__mapping(z->pp, KERNEL_START, ~0ull, 0,
-						   "[kernel.kallsyms]", NULL);
+		z->kernel_mapping = loctab__mapping(z->lt, KERNEL_START,
+						    ~0ull, 0,
+						    "[kernel.kallsyms]", NULL);
 		z->kernel_gen = z->gen;
 	}
 	return z->kernel_mapping;
@@ -127,9 +131,9 @@ static uint64_t kernel_mapping(struct symbolizer *z)
 
 /* Names the kernel frames missing[0..n) (indexes into kern/locs) in one
  * lookup and gives each its location. */
-static void name_kernel_frames(struct symbolizer *z, uint64_t mapping,
+static void name_kernel_frames(struct symbolizer *z, uint32_t mapping,
 			       const uint64_t *addrs, const size_t *missing,
-			       size_t n, uint64_t *locs)
+			       size_t n, uint32_t *locs)
 {
 	const char *names[KSYMBOLIZER_BATCH];
 	uint64_t batch[KSYMBOLIZER_BATCH];
@@ -156,17 +160,17 @@ static void name_kernel_frames(struct symbolizer *z, uint64_t mapping,
  * the kernel symbol source once per batch of new addresses, not once per
  * frame. addrs gets the return-address-adjusted frames. */
 static void kernel_locations(struct symbolizer *z, const uint64_t *kern,
-			     size_t nk, uint64_t *addrs, uint64_t *locs)
+			     size_t nk, uint64_t *addrs, uint32_t *locs)
 {
-	uint64_t mapping = kernel_mapping(z);
+	uint32_t mapping = kernel_mapping(z);
 	size_t missing[KSYMBOLIZER_BATCH], nm = 0;
 
 	for (size_t i = 0; i < nk; i++) {
 		addrs[i] = i ? kern[i] - 1 : kern[i];
 		locs[i] = frame_cache_get(z, 0, addrs[i]);
 		if (!locs[i])
-			locs[i] = pprof__find_location(z->pp, mapping,
-						       addrs[i]);
+			locs[i] = loctab__find_location(z->lt, mapping,
+							addrs[i]);
 		if (!locs[i])
 			missing[nm++] = i;
 		else
@@ -179,23 +183,23 @@ static void kernel_locations(struct symbolizer *z, const uint64_t *kern,
 	}
 }
 
-static uint64_t map_mapping(struct symbolizer *z, struct proc *p,
+static uint32_t map_mapping(struct symbolizer *z, struct proc *p,
 			    struct proc_map *m)
 {
 	const char *file = "[anon]", *build_id = NULL;
 	struct symfile *sf;
 
-	if (m->pprof_gen == z->gen)
-		return m->pprof_id;
+	if (m->loctab_gen == z->gen)
+		return m->loctab_id;
 	if (m->bin) {
 		file = m->bin->path;
 		sf = proctable__map_symfile(z->procs, p, m);
 		build_id = sf ? symfile__build_id(sf) : NULL;
 	}
-	m->pprof_id = pprof__mapping(z->pp, m->start, m->end, m->offset, file,
-				     build_id);
-	m->pprof_gen = z->gen;
-	return m->pprof_id;
+	m->loctab_id = loctab__mapping(z->lt, m->start, m->end, m->offset, file,
+				       build_id);
+	m->loctab_gen = z->gen;
+	return m->loctab_id;
 }
 
 /* Name for a mapped address with no symbol: the file, or what the memory
@@ -223,7 +227,7 @@ static bool jit_memory(const struct proc_map *m)
 /* A frame's function: name (demangled unless turned off) and system name
  * (the symbol as found), both made valid UTF-8. Fallback names like
  * "[libc.so.6]" are not symbols and get no system name. */
-static uint64_t frame_function(struct symbolizer *z, const char *raw,
+static uint32_t frame_function(struct symbolizer *z, const char *raw,
 			       bool symbol, const char *file)
 {
 	const char *name;
@@ -238,8 +242,8 @@ static uint64_t frame_function(struct symbolizer *z, const char *raw,
 		utf8__sanitize((const uint8_t *)file,
 			       strnlen(file, NAME_MAX_BYTES), z->file,
 			       sizeof(z->file));
-	return pprof__function(z->pp, name, symbol ? z->raw : NULL,
-			       file ? z->file : NULL);
+	return loctab__function(z->lt, name, symbol ? z->raw : NULL,
+				file ? z->file : NULL);
 }
 
 /* A binary that was found but is not trusted (replaced on disk), or is
@@ -257,12 +261,13 @@ static bool untrusted(const struct proc_map *m)
 }
 
 /* The location of an address in mapping m of process p. */
-static uint64_t mapped_location(struct symbolizer *z, struct proc *p,
+static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
 				struct proc_map *m, uint64_t addr)
 {
-	uint64_t mapping, loc, vaddr, fns[MAX_INLINE];
-	int64_t lines[MAX_INLINE];
-	struct symframe fr[MAX_INLINE];
+	uint32_t mapping, loc, fns[LOCTAB_MAX_LINES];
+	int32_t lines[LOCTAB_MAX_LINES];
+	uint64_t vaddr;
+	struct symframe fr[LOCTAB_MAX_LINES];
 	const char *fallback;
 	struct symfile *sf;
 	size_t n = 0, i;
@@ -270,14 +275,14 @@ static uint64_t mapped_location(struct symbolizer *z, struct proc *p,
 	bool any_line = false;
 
 	mapping = map_mapping(z, p, m);
-	loc = pprof__find_location(z->pp, mapping, addr);
+	loc = loctab__find_location(z->lt, mapping, addr);
 	if (loc)
 		return loc;
 	sf = m->bin ? proctable__map_symfile(z->procs, p, m) : NULL;
 	if (sf && !symfile__offset_to_vaddr(sf, addr - m->start + m->offset,
 					    &vaddr))
 		n = symfile__lookup(proctable__symcache(z->procs), sf, vaddr, fr,
-				    MAX_INLINE);
+				    LOCTAB_MAX_LINES);
 	if (!n && jit_memory(m)) {
 		fr[0] = (struct symframe){
 			proctable__jit_name(z->procs, p, addr), NULL, 0 };
@@ -305,17 +310,17 @@ static uint64_t mapped_location(struct symbolizer *z, struct proc *p,
 	}
 	if (any_line) {
 		z->stats.with_lines++;
-		pprof__mapping_set_info(z->pp, mapping, true, true, true);
+		loctab__mapping_set_info(z->lt, mapping, true, true, true);
 	}
 	z->stats.inlined += n - 1;
-	return pprof__location(z->pp, mapping, addr, fns, lines, n);
+	return loctab__location(z->lt, mapping, addr, fns, lines, n);
 }
 
-static uint64_t user_location(struct symbolizer *z, struct proc *p,
+static uint32_t user_location(struct symbolizer *z, struct proc *p,
 			      uint64_t addr)
 {
 	struct proc_map *m;
-	uint64_t loc;
+	uint32_t loc;
 
 	if (p && (loc = frame_cache_get(z, p->maps_ver, addr)))
 		return loc;
@@ -323,7 +328,7 @@ static uint64_t user_location(struct symbolizer *z, struct proc *p,
 	if (!m) {
 		/* Not cached: a later sample may find it after a reload. */
 		z->stats.unmapped++;
-		loc = pprof__find_location(z->pp, 0, addr);
+		loc = loctab__find_location(z->lt, 0, addr);
 		return loc ? loc : named_location(z, 0, addr, "[unknown]");
 	}
 	loc = mapped_location(z, p, m, addr);
@@ -334,11 +339,13 @@ static uint64_t user_location(struct symbolizer *z, struct proc *p,
 
 size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
 			 const uint64_t *user, size_t nu,
-			 const uint64_t *kern, size_t nk, uint64_t *locs)
+			 const uint64_t *kern, size_t nk, uint32_t *locs)
 {
-	uint64_t kaddrs[TP_MAX_FRAMES], klocs[TP_MAX_FRAMES], loc;
+	uint32_t klocs[TP_MAX_FRAMES], loc;
+	uint64_t kaddrs[TP_MAX_FRAMES];
 	size_t n = 0;
 
+	follow_loctab(z);
 	if (nk > TP_MAX_FRAMES)
 		nk = TP_MAX_FRAMES;
 	kernel_locations(z, kern, nk, kaddrs, klocs);

@@ -1,6 +1,7 @@
-/* Turns the raw addresses of one sample into pprof location ids, naming
- * each new location once: user frames through the process table and ELF
- * symbols, kernel frames through the kernel's own symbol lookup (ksymbolizer). */
+/* Turns the raw addresses of one sample into location-table ids (loctab.h),
+ * naming each new location once per generation of the table: user frames
+ * through the process table and ELF symbols, kernel frames through the
+ * kernel's own symbol lookup (ksymbolizer). */
 #ifndef TAGPROF_SYMBOLIZER_H
 #define TAGPROF_SYMBOLIZER_H
 
@@ -8,13 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct pprof;
+struct loctab;
 struct proctable;
 struct proc;
 struct ksymbolizer;
 
-/* Counted per location, i.e. per distinct address in a profile (per
- * window for the agent), except the *_frames totals. */
+/* Counted per location, i.e. per distinct address in a generation of the
+ * loctab (a window), except the *_frames totals. */
 struct symbolizer_stats {
 	uint64_t user_frames, kernel_frames;
 	uint64_t unmapped;	/* user address in no executable mapping */
@@ -35,20 +36,20 @@ struct symbolizer;
  * symbol. */
 void symbolizer__set_demangle_default(bool on);
 
-/* ks names kernel frames; it is borrowed and must outlive the symbolizer. */
-struct symbolizer *symbolizer__new(struct proctable *procs, struct ksymbolizer *ks);
+/* Resolved frames go into lt. ks names kernel frames. Both are borrowed
+ * and must outlive the symbolizer. After loctab__reset, ids it cached
+ * (frames, mappings) are dropped on its next stack. */
+struct symbolizer *symbolizer__new(struct proctable *procs,
+				   struct ksymbolizer *ks, struct loctab *lt);
 void symbolizer__free(struct symbolizer *z);	/* accepts NULL */
 
-/* Starts a new pprof: cached mapping ids from an older one are dropped. */
-void symbolizer__set_pprof(struct symbolizer *z, struct pprof *pp);
-
-/* Writes the location ids of kernel then user frames (each leaf first)
- * into locs, which must hold nk + nu entries. p may be NULL when only
- * kernel frames are present. Returns the number written; a frame that
- * cannot be given a location (out of memory) is left out. */
+/* Writes the loctab location ids of kernel then user frames (each leaf
+ * first) into locs, which must hold nk + nu entries. p may be NULL when
+ * only kernel frames are present. Returns the number written; a frame
+ * that cannot be given a location (out of memory) is left out. */
 size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
 			 const uint64_t *user, size_t nu,
-			 const uint64_t *kern, size_t nk, uint64_t *locs);
+			 const uint64_t *kern, size_t nk, uint32_t *locs);
 
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *z);
 

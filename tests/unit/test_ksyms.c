@@ -1,12 +1,11 @@
 /* Kernel symbol names asked of the kernel (bpf/ksym.bpf.c) checked against
  * /proc/kallsyms: hundreds of vmlinux text symbols spread over the whole
  * kernel, aliases, batch limits, addresses no symbol covers, the
- * /proc/kallsyms fallback, and a sample's kernel frames in the profile in
- * the order they were taken. */
+ * /proc/kallsyms fallback, and a sample's kernel frames resolved in the
+ * order they were taken. */
 #include "check.h"
 #include "kernel/ksymbolizer.h"
-#include "out/pprof.h"
-#include "pprof_decode.h"
+#include "sym/loctab.h"
 #include "sym/symbolizer.h"
 
 #include <stdbool.h>
@@ -207,46 +206,32 @@ static void test_kallsyms_fallback(void)
 	ksymbolizer__free(k);
 }
 
-static const Perftools__Profiles__Location *
-find_loc(const Perftools__Profiles__Profile *pr, uint64_t id)
+/* The name of the function of a location's first line. */
+static const char *fn_name(const struct loctab *lt, uint32_t loc)
 {
-	for (size_t i = 0; i < pr->n_location; i++)
-		if (pr->location[i]->id == id)
-			return pr->location[i];
-	return NULL;
-}
+	const struct loctab_location *l = loctab__location_at(lt, loc);
 
-static const char *fn_name(const Perftools__Profiles__Profile *pr,
-			   const Perftools__Profiles__Location *l)
-{
-	if (!l || l->n_line < 1)
+	if (l->nlines < 1)
 		return NULL;
-	for (size_t i = 0; i < pr->n_function; i++)
-		if (pr->function[i]->id == l->line[0]->function_id)
-			return pr->string_table[pr->function[i]->name];
-	return NULL;
+	return loctab__function_at(lt, loctab__lines(lt, l)[0].function)->name;
 }
 
 /* A sample of four kernel frames (leaf first, as BPF takes them) over two
- * user frames, symbolized the way the agent does: the profile's sample
- * lists the kernel frames leaf first, then the user frames, leaf first.
+ * user frames, symbolized the way the agent does: the sample's locations
+ * are the kernel frames leaf first, then the user frames, leaf first.
  * The kernel leaf is where the CPU was; the frames above it are return
  * addresses, looked up one byte back. */
 static void test_stack_order(void)
 {
-	struct pprof_vt t = { "samples", "count" };
 	const uint64_t user[2] = { 0x401234, 0x405678 };
-	uint64_t kern[4], want[6], locs[6];
+	uint64_t kern[4], want[6];
+	uint32_t locs[6];
 	size_t idx[4], n = 0, i, got;
 	struct ksymbolizer *k = ksymbolizer__new(false);
-	struct pprof *pp = pprof__new(&t, 1, t, 1);
-	struct symbolizer *z = symbolizer__new(NULL, k);
-	Perftools__Profiles__Profile *pr;
-	const int64_t one = 1;
-	uint8_t *out = NULL;
-	size_t len = 0;
+	struct loctab *lt = loctab__new();
+	struct symbolizer *z = lt ? symbolizer__new(NULL, k, lt) : NULL;
 
-	CHECK(k && pp && z);
+	CHECK(k && lt && z);
 	/* Four symbols with room for an address one byte in, far apart. */
 	for (i = nsyms / 8; i < nsyms && n < 4; i += nsyms / 5) {
 		size_t next = next_addr(i);
@@ -261,18 +246,13 @@ static void test_stack_order(void)
 	CHECK(n == 4);
 	want[4] = user[0] - 1;	/* after a syscall, a return address too */
 	want[5] = user[1] - 1;
-	symbolizer__set_pprof(z, pp);
 	got = symbolizer__stack(z, NULL, user, 2, kern, 4, locs);
 	CHECK(got == 6);
-	CHECK(pprof__add_sample(pp, locs, got, &one, NULL, 0) == 0);
-	CHECK(pprof__encode(pp, &out, &len) == 0);
-	pr = pprof_decode(out, len);
-	free(out);
-	CHECK(pr && pr->n_sample == 1 && pr->sample[0]->n_location_id == 6);
 	for (i = 0; i < 6; i++) {
-		const Perftools__Profiles__Location *l =
-			find_loc(pr, pr->sample[0]->location_id[i]);
-		const char *name = fn_name(pr, l);
+		const struct loctab_location *l = locs[i] &&
+			locs[i] <= loctab__nlocations(lt) ?
+			loctab__location_at(lt, locs[i]) : NULL;
+		const char *name = l ? fn_name(lt, locs[i]) : NULL;
 		bool ok = l && l->address == want[i] && name &&
 			  (i < 4 ? alias_of(idx[i], name) :
 				   !strcmp(name, "[unknown]"));
@@ -285,9 +265,8 @@ static void test_stack_order(void)
 				i < 4 ? syms[idx[i]].name : "[unknown]");
 		CHECK(ok);
 	}
-	perftools__profiles__profile__free_unpacked(pr, NULL);
 	symbolizer__free(z);
-	pprof__free(pp);
+	loctab__free(lt);
 	ksymbolizer__free(k);
 }
 

@@ -1,9 +1,14 @@
 /* ELF symbolization on real files: binaries compiled here with cc, checked
  * against nm and readelf, corrupt copies of them, and this test binary
  * symbolized the way the agent does (address -> mapping -> file offset ->
- * vaddr -> symbol). */
+ * vaddr -> symbol), by hand and through the process table and the
+ * symbolizer into the location table. */
 #include "check.h"
+#include "kernel/ksymbolizer.h"
+#include "proc/proctable.h"
 #include "sym/elfsym.h"
+#include "sym/loctab.h"
+#include "sym/symbolizer.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -870,6 +875,105 @@ static void test_live_self(void)
 		CHECK(strstr(name, "getpid"));
 }
 
+/* The function name of a location's line i, or NULL. */
+static const char *line_name(const struct loctab *lt, uint32_t loc, size_t i)
+{
+	const struct loctab_location *l;
+
+	if (!loc || loc > loctab__nlocations(lt))
+		return NULL;
+	l = loctab__location_at(lt, loc);
+	if (i >= l->nlines)
+		return NULL;
+	return loctab__function_at(lt, loctab__lines(lt, l)[i].function)->name;
+}
+
+/* This process's frames resolved as the agent resolves a sample's: each
+ * address named once per generation of the loctab, with its mapping
+ * (file, build ID, what its lines hold) and source line. */
+static void check_self_stack(struct symbolizer *z, struct proc *p,
+			     struct loctab *lt, const char *exe,
+			     const char *build_id)
+{
+	uintptr_t fn = (uintptr_t)tp_live_marker, lib = (uintptr_t)getpid;
+	/* the leaf, a return address after fn's first byte, libc, and an
+	 * address in no mapping */
+	const uint64_t user[4] = { fn, fn + 2, lib + 1, 0x11 };
+	const struct loctab_location *l;
+	const struct loctab_mapping *m;
+	const struct loctab_line *ln;
+	uint32_t locs[4], again[4];
+	size_t n;
+
+	n = symbolizer__stack(z, p, user, 4, NULL, 0, locs);
+	CHECK(n == 4);
+	CHECK(loctab__nlocations(lt) == 4);
+	l = loctab__location_at(lt, locs[0]);
+	CHECK(l->address == fn);
+	CHECK(loctab__location_at(lt, locs[1])->address == fn + 1);
+	CHECK(!strcmp(line_name(lt, locs[0], 0), "tp_live_marker"));
+	CHECK(!strcmp(line_name(lt, locs[1], 0), "tp_live_marker"));
+	ln = loctab__lines(lt, l);
+	CHECK(ln[0].line > 0);
+	CHECK(strstr(loctab__function_at(lt, ln[0].function)->file,
+		     "test_symbolize.c"));
+	m = loctab__mapping_at(lt, l->mapping);
+	CHECK(!strcmp(m->file, exe));
+	CHECK(m->start <= fn && fn < m->limit);
+	CHECK(build_id && m->build_id && !strcmp(m->build_id, build_id));
+	CHECK(m->has_filenames && m->has_line_numbers);
+	CHECK(strstr(line_name(lt, locs[2], 0), "getpid"));
+	CHECK(loctab__location_at(lt, locs[2])->address == lib);
+	l = loctab__location_at(lt, locs[3]);
+	CHECK(l->mapping == 0 && l->address == 0x10);
+	CHECK(!strcmp(line_name(lt, locs[3], 0), "[unknown]"));
+
+	/* Seen before: the same locations, nothing new. */
+	CHECK(symbolizer__stack(z, p, user, 4, NULL, 0, again) == 4);
+	CHECK(!memcmp(again, locs, sizeof(locs)));
+	CHECK(loctab__nlocations(lt) == 4);
+}
+
+static void test_symbolizer_self(void)
+{
+	char exe[PATH_MAX];
+	struct proctable *t = proctable__new();
+	struct ksymbolizer *ks = ksymbolizer__new(false);
+	struct loctab *lt = loctab__new();
+	struct symbolizer *z = t && ks && lt ? symbolizer__new(t, ks, lt) :
+			       NULL;
+	struct elfsym *e;
+	struct proc *p;
+	ssize_t n;
+
+	CHECK(z);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	CHECK(n > 0);
+	exe[n] = '\0';
+	e = elfsym__open(exe);
+	CHECK(e);
+	p = proctable__get(t, getpid(), 0, "test_symbolize");
+	CHECK(p);
+	check_self_stack(z, p, lt, exe, elfsym__build_id(e));
+	CHECK(!check_case_failed);
+	CHECK(symbolizer__stats(z)->user_frames == 8);
+	/* Unmapped addresses are not cached: the maps may be reread. */
+	CHECK(symbolizer__stats(z)->unmapped == 2);
+	/* The next window: the table starts again, and so do the ids the
+	 * symbolizer and the process's mappings kept. */
+	loctab__reset(lt);
+	check_self_stack(z, p, lt, exe, elfsym__build_id(e));
+	CHECK(!check_case_failed);
+	/* The kernel's mapping is made with a window's first stack. */
+	CHECK(loctab__nmappings(lt) == 3);
+	CHECK(!strcmp(loctab__mapping_at(lt, 1)->file, "[kernel.kallsyms]"));
+	elfsym__free(e);
+	symbolizer__free(z);
+	loctab__free(lt);
+	ksymbolizer__free(ks);
+	proctable__free(t);
+}
+
 static bool tools_missing(void)
 {
 	return !sh("command -v cc nm readelf strip >/dev/null 2>&1");
@@ -937,6 +1041,7 @@ int main(void)
 	}
 	RUN(test_not_elf);
 	RUN(test_live_self);
+	RUN(test_symbolizer_self);
 	if (!sh("rm -rf '%s'", tmpdir))
 		fprintf(stderr, "could not remove %s\n", tmpdir);
 	CHECK_EXIT();

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* A sample's process, stack, symbols and labels. */
+#include "capture/resolver.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/pprof.h"
+#include "proc/proctable.h"
+#include "proc/threadctx.h"
+#include "sym/symbolizer.h"
+#include "unwind/unwind.h"
+
+#define MAX_LABELS 64
+
+struct resolver {
+	struct resolver_parts x;
+	/* the last sample's, which the resolved sample points to */
+	struct resolved_sample out;
+	uint64_t user[TP_MAX_FRAMES];
+	uint32_t locs[SAMPLE_MAX_LOCS];
+	struct pprof_label labels[MAX_LABELS];
+	char comm[TP_COMM_LEN + 1], strs[8192];
+};
+
+struct resolver *resolver__new(const struct resolver_parts *parts)
+{
+	struct resolver *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->x = *parts;
+	return r;
+}
+
+void resolver__free(struct resolver *r)
+{
+	free(r);
+}
+
+/* The service a sample belongs to: the process context's service.name,
+ * else the executable's name. */
+static const char *service_of(struct resolver *r, const struct proc *p,
+			      uint32_t pid, const char *comm)
+{
+	const char *s = pid ? threadctx__service(r->x.tc, pid) : NULL;
+
+	if (s && *s)
+		return s;
+	return p && p->exe[0] ? p->exe : comm;
+}
+
+/* The sample's frames as loctab ids: kernel, then user as unwound. */
+static size_t frames(struct resolver *r, struct proc *p,
+		     const struct raw_sample *rs)
+{
+	const struct tp_sample *s = rs->s;
+	size_t nu;
+
+	nu = unwinder__user_stack(r->x.uw, p, &(struct unwind_sample){
+		.pid = s->pid, .tid = s->tid, .fp = rs->frames,
+		.nfp = s->user_depth, .in_kernel = s->kern_depth > 0,
+		.has_sp_word = s->ustack_flags & TP_USTACK_SP_WORD,
+		.sp_word = s->sp_word,
+		.probe = s->ustack_flags & TP_USTACK_PROBE,
+		.regs = rs->regs, .stack = rs->stack,
+		.stack_len = rs->regs ? s->stack_size : 0 }, r->user);
+	return symbolizer__stack(r->x.sym, p, r->user, nu,
+				 rs->frames + s->user_depth, s->kern_depth,
+				 r->locs);
+}
+
+static size_t labels(struct resolver *r, const struct proc *p,
+		     const struct raw_sample *rs)
+{
+	const struct tp_sample *s = rs->s;
+	struct pprof_label *labels = r->labels;
+	const char *comm = r->comm;
+	size_t nl = 0;
+
+	labels[nl++] = (struct pprof_label){ .key = "process",
+					     .str = p ? p->exe : comm };
+	labels[nl++] = (struct pprof_label){ .key = "thread_name", .str = comm };
+	labels[nl++] = (struct pprof_label){ .key = "pid", .num = s->pid };
+	labels[nl++] = (struct pprof_label){ .key = "tid", .num = s->tid };
+	labels[nl++] = (struct pprof_label){ .key = "cpu", .num = s->cpu,
+					     .num_unit = "cpu" };
+	if (r->x.service_label)
+		labels[nl++] = (struct pprof_label){
+			.key = "service", .str = service_of(r, p, s->pid, comm) };
+	nl += threadctx__labels(r->x.tc, &(struct threadctx_sample){
+		.pid = s->pid, .time_ns = s->time_ns, .kind = s->ctx_kind,
+		.blob = rs->ctx, .size = s->ctx_size, .tag_valid = s->tag_valid,
+		.tag = s->tag },
+		labels + nl, MAX_LABELS - nl, r->strs, sizeof(r->strs));
+	return nl;
+}
+
+const struct resolved_sample *resolver__sample(struct resolver *r,
+					       const struct raw_sample *rs)
+{
+	const struct tp_sample *s = rs->s;
+	struct proc *p = NULL;
+
+	memcpy(r->comm, s->comm, TP_COMM_LEN);
+	r->comm[TP_COMM_LEN] = '\0';
+	if (s->pid) {
+		p = proctable__get(r->x.procs, s->pid, s->start_ns, r->comm);
+		threadctx__on_sample(r->x.tc, s->pid, s->start_ns);
+	}
+	r->out = (struct resolved_sample){
+		.pid = s->pid, .tid = s->tid, .cpu = s->cpu,
+		.time_ns = s->time_ns, .period = s->period, .locs = r->locs,
+		.lt = r->x.lt, .labels = r->labels };
+	r->out.nlocs = frames(r, p, rs);
+	r->out.nlabels = labels(r, p, rs);
+	return &r->out;
+}

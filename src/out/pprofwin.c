@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The pprof window. Loctab ids map to pprof ids through caches indexed by
+ * loctab id: a sample's frames cost an array lookup each, and an entry is
+ * interned into the pprof once per window, when a sample first uses it.
+ * Mappings are the exception: every mapping of the loctab goes into the
+ * pprof, in the loctab's order, so the profile lists the mappings the
+ * symbolizer made this window, with the ids they always had (the kernel's
+ * first, with or without kernel frames). */
+#include "out/pprofwin.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "out/pprof.h"
+#include "sym/loctab.h"
+
+struct pprofwin {
+	struct pprofwin_opts o;
+	struct pprof *pp;		/* the current window */
+	struct pprof *next;		/* made by pprofwin__prepare */
+	/* pprof ids by loctab id, for this window */
+	struct loctab_cache maps, fns, locs;
+	size_t nmaps;			/* loctab mappings interned */
+};
+
+static struct pprof *new_pprof(const struct pprofwin_opts *o)
+{
+	struct pprof_vt types[2] = {
+		{ "samples", "count" },
+		{ o->sample_type, o->sample_unit },
+	};
+
+	return pprof__new(types, 2, types[1], o->period);
+}
+
+/* Drops the pprof ids of the last window. */
+static void forget_ids(struct pprofwin *w)
+{
+	loctab__cache_clear(&w->maps);
+	loctab__cache_clear(&w->fns);
+	loctab__cache_clear(&w->locs);
+	w->nmaps = 0;
+}
+
+struct pprofwin *pprofwin__new(const struct pprofwin_opts *o)
+{
+	struct pprofwin *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->o = *o;
+	w->pp = new_pprof(o);
+	if (!w->pp) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+void pprofwin__free(struct pprofwin *w)
+{
+	if (!w)
+		return;
+	forget_ids(w);
+	pprof__free(w->pp);
+	pprof__free(w->next);
+	free(w);
+}
+
+/* Interns the loctab's mappings not interned yet, in order. */
+static void add_mappings(struct pprofwin *w, const struct loctab *lt)
+{
+	const struct loctab_mapping *m;
+	uint64_t id;
+
+	for (; w->nmaps < loctab__nmappings(lt); w->nmaps++) {
+		m = loctab__mapping_at(lt, w->nmaps + 1);
+		id = pprof__mapping(w->pp, m->start, m->limit, m->offset,
+				    m->file, m->build_id);
+		if (loctab__cache_set(&w->maps, w->nmaps + 1, id))
+			return;
+	}
+}
+
+static uint64_t function(struct pprofwin *w, const struct loctab *lt,
+			 uint32_t fn)
+{
+	const struct loctab_function *f;
+	uint64_t id = loctab__cache_get(&w->fns, fn);
+
+	if (id)
+		return id;
+	f = loctab__function_at(lt, fn);
+	id = pprof__function(w->pp, f->name, f->system_name, f->file);
+	return loctab__cache_set(&w->fns, fn, id) ? 0 : id;
+}
+
+/* What the mapping's locations hold, as far as the loctab knows now. */
+static void mapping_info(struct pprofwin *w, const struct loctab *lt,
+			 uint32_t mapping, uint64_t id)
+{
+	const struct loctab_mapping *m = loctab__mapping_at(lt, mapping);
+
+	if (m->has_filenames || m->has_line_numbers || m->has_inline_frames)
+		pprof__mapping_set_info(w->pp, id, m->has_filenames,
+					m->has_line_numbers,
+					m->has_inline_frames);
+}
+
+static uint64_t new_location(struct pprofwin *w, const struct loctab *lt,
+			     const struct loctab_location *l)
+{
+	const struct loctab_line *ln = loctab__lines(lt, l);
+	uint64_t mapping = 0, fns[LOCTAB_MAX_LINES];
+	int64_t lines[LOCTAB_MAX_LINES];
+
+	if (l->mapping) {
+		mapping = loctab__cache_get(&w->maps, l->mapping);
+		if (!mapping)
+			return 0;
+		mapping_info(w, lt, l->mapping, mapping);
+	}
+	for (uint32_t i = 0; i < l->nlines; i++) {
+		fns[i] = function(w, lt, ln[i].function);
+		if (!fns[i])
+			return 0;
+		lines[i] = ln[i].line;
+	}
+	return pprof__location(w->pp, mapping, l->address, fns, lines,
+			       l->nlines);
+}
+
+/* Out of line: the loop over a sample's frames, which rarely gets here,
+ * stays small. */
+static __attribute__((noinline)) uint64_t
+intern_location(struct pprofwin *w, const struct loctab *lt, uint32_t loc)
+{
+	uint64_t id = new_location(w, lt, loctab__location_at(lt, loc));
+
+	return loctab__cache_set(&w->locs, loc, id) ? 0 : id;
+}
+
+void pprofwin__sample(struct pprofwin *w, const struct resolved_sample *s)
+{
+	uint64_t ids[SAMPLE_MAX_LOCS];
+	size_t n = 0, nlocs = s->nlocs;
+	int64_t values[2];
+
+	/* A reset loctab: ids of the same window name other entries now.
+	 * The caches are cleared together: one keeps the generation. */
+	if (loctab__cache_sync(&w->locs, s->lt)) {
+		forget_ids(w);
+		loctab__cache_sync(&w->locs, s->lt);
+	}
+	add_mappings(w, s->lt);
+	if (nlocs > SAMPLE_MAX_LOCS)
+		nlocs = SAMPLE_MAX_LOCS;
+	for (size_t i = 0; i < nlocs; i++) {
+		ids[n] = loctab__cache_get(&w->locs, s->locs[i]);
+		if (!ids[n])
+			ids[n] = intern_location(w, s->lt, s->locs[i]);
+		if (ids[n])
+			n++;
+	}
+	values[0] = 1;
+	values[1] = (int64_t)s->period;
+	pprof__add_sample(w->pp, ids, n, values, s->labels, s->nlabels);
+}
+
+/* Adds n samples of one frame named why, each worth period. */
+static void add_lost(struct pprofwin *w, uint64_t n, uint64_t period,
+		     uint64_t address, const char *why)
+{
+	struct pprof_label labels[2];
+	uint64_t fn, loc;
+	int64_t values[2];
+	size_t nl = 0;
+
+	if (!n)
+		return;
+	fn = pprof__function(w->pp, why, NULL, NULL);
+	/* No user address is this high: it is no other location's. */
+	loc = fn ? pprof__location(w->pp, 0, address, &fn, NULL, 1) : 0;
+	if (!loc)
+		return;
+	labels[nl++] = (struct pprof_label){ .key = "process",
+					     .str = "[tagprof]" };
+	if (w->o.service_label)
+		labels[nl++] = (struct pprof_label){ .key = "service",
+						     .str = DROPPED_SERVICE };
+	values[0] = (int64_t)n;
+	values[1] = (int64_t)(n * period);
+	pprof__add_sample(w->pp, &loc, 1, values, labels, nl);
+}
+
+void pprofwin__close(struct pprofwin *w, const struct window_end *e)
+{
+	/* Each lost sample counts what an average sample of the window
+	 * did. */
+	uint64_t period = e->samples ? e->value / e->samples :
+			  (uint64_t)w->o.period;
+
+	add_lost(w, e->dropped, period, ~0ull - 2,
+		 "[dropped: the profiler was over its memory limit]");
+	add_lost(w, e->lost, period, ~0ull - 1,
+		 "[lost: the ring buffer was full]");
+	add_lost(w, e->malformed, period, ~0ull, "[lost: malformed records]");
+	pprof__set_time(w->pp, e->start_real_ns, e->duration_ns);
+}
+
+static void consumer_sample(void *ctx, const struct resolved_sample *s)
+{
+	pprofwin__sample(ctx, s);
+}
+
+static void consumer_close(void *ctx, const struct window_end *e)
+{
+	pprofwin__close(ctx, e);
+}
+
+struct sample_consumer pprofwin__consumer(struct pprofwin *w)
+{
+	return (struct sample_consumer){ consumer_sample, consumer_close, w };
+}
+
+struct pprof *pprofwin__pprof(struct pprofwin *w)
+{
+	return w->pp;
+}
+
+int pprofwin__prepare(struct pprofwin *w)
+{
+	if (!w->next)
+		w->next = new_pprof(&w->o);
+	return w->next ? 0 : -ENOMEM;
+}
+
+struct pprof *pprofwin__take(struct pprofwin *w)
+{
+	struct pprof *pp = w->pp;
+
+	if (pprofwin__prepare(w))
+		return NULL;
+	w->pp = w->next;
+	w->next = NULL;
+	forget_ids(w);
+	return pp;
+}

@@ -1,0 +1,106 @@
+/* Ring-buffer records checked before anything is read: every length a
+ * record states against its size, and a sample cut into its parts. */
+#include "check.h"
+#include "capture/records.h"
+
+#include <string.h>
+
+/* A sample record with ctx bytes of context, nu + nk frames and, when
+ * stack, registers and a stack copy; 8-aligned like the ring buffer's. */
+static uint64_t rec[(sizeof(struct tp_sample) + TP_CTX_SPACE +
+		     2 * TP_MAX_FRAMES * 8 + sizeof(struct tp_uregs) +
+		     TP_STACK_MAX) / 8 + 1];
+
+static size_t make_sample(unsigned ctx, unsigned nu, unsigned nk,
+			  unsigned stack)
+{
+	struct tp_sample *s = (struct tp_sample *)rec;
+	size_t size = sizeof(*s) + ((ctx + 7) & ~7u) + (nu + nk) * 8;
+
+	memset(rec, 0, sizeof(rec));
+	s->type = TP_REC_SAMPLE;
+	s->ctx_size = ctx;
+	s->user_depth = nu;
+	s->kern_depth = nk;
+	if (stack) {
+		s->ustack_flags = TP_USTACK_REGS;
+		s->stack_size = stack;
+		size += sizeof(struct tp_uregs) + stack;
+	}
+	return size;
+}
+
+static void test_sample_parts(void)
+{
+	const uint8_t *base = (const uint8_t *)rec;
+	struct raw_sample rs;
+	size_t size;
+
+	/* 13 bytes of context are padded to 16 before the frames. */
+	size = make_sample(13, 3, 2, 0);
+	CHECK(records__parse(rec, size, &rs) == RECORD_SAMPLE);
+	CHECK((const uint8_t *)rs.s == base);
+	CHECK(rs.ctx == base + sizeof(struct tp_sample));
+	CHECK((const uint8_t *)rs.frames ==
+	      base + sizeof(struct tp_sample) + 16);
+	CHECK(!rs.regs && !rs.stack);
+
+	size = make_sample(0, 4, 0, 100);
+	CHECK(records__parse(rec, size, &rs) == RECORD_SAMPLE);
+	CHECK((const uint8_t *)rs.frames == base + sizeof(struct tp_sample));
+	CHECK((const uint8_t *)rs.regs == base + sizeof(struct tp_sample) + 32);
+	CHECK(rs.stack == (const uint8_t *)(rs.regs + 1));
+	/* A larger record than needed is fine (the ring buffer pads). */
+	CHECK(records__parse(rec, size + 8, &rs) == RECORD_SAMPLE);
+}
+
+/* Each length that says more than the record holds makes it malformed. */
+static void test_sample_lengths(void)
+{
+	struct tp_sample *s = (struct tp_sample *)rec;
+	struct raw_sample rs;
+	size_t size;
+
+	CHECK(records__parse(rec, 3, &rs) == RECORD_MALFORMED);
+	size = make_sample(0, 0, 0, 0);
+	CHECK(records__parse(rec, size, &rs) == RECORD_SAMPLE);
+	CHECK(records__parse(rec, size - 1, &rs) == RECORD_MALFORMED);
+	size = make_sample(8, 2, 2, 0);
+	CHECK(records__parse(rec, size - 8, &rs) == RECORD_MALFORMED);
+	size = make_sample(0, TP_MAX_FRAMES, 0, 0);
+	CHECK(records__parse(rec, size, &rs) == RECORD_SAMPLE);
+	s->user_depth = TP_MAX_FRAMES + 1;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	make_sample(0, 0, TP_MAX_FRAMES, 0);
+	s->kern_depth = TP_MAX_FRAMES + 1;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	make_sample(0, 0, 0, 0);
+	s->ctx_size = TP_CTX_SPACE + 1;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	/* The stack copy: its size bounded, and within the record. */
+	size = make_sample(0, 1, 0, 64);
+	CHECK(records__parse(rec, size - 1, &rs) == RECORD_MALFORMED);
+	s->stack_size = TP_STACK_MAX + 1;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+}
+
+static void test_task_events(void)
+{
+	struct tp_task_event t = { .type = TP_REC_EXEC, .pid = 42 };
+	struct raw_sample rs;
+
+	CHECK(records__parse(&t, sizeof(t), &rs) == RECORD_EXEC);
+	t.type = TP_REC_EXIT;
+	CHECK(records__parse(&t, sizeof(t), &rs) == RECORD_EXIT);
+	CHECK(records__parse(&t, sizeof(t) - 1, &rs) == RECORD_MALFORMED);
+	t.type = 99;
+	CHECK(records__parse(&t, sizeof(t), &rs) == RECORD_MALFORMED);
+}
+
+int main(void)
+{
+	RUN(test_sample_parts);
+	RUN(test_sample_lengths);
+	RUN(test_task_events);
+	CHECK_EXIT();
+}
