@@ -29,7 +29,7 @@ struct capture {
 	struct proctable *procs;
 	struct ksymbolizer *ks;
 	struct symbolizer *sym;
-	struct threadctx *tc;
+	struct ctxwatch *cw;
 	struct unwinder *uw;
 	struct pprof *pp;		/* the current window */
 	int ncpus;
@@ -72,7 +72,7 @@ static struct pprof *new_pprof(const struct capture *c)
 static const char *service_of(struct capture *c, const struct proc *p,
 			      uint32_t pid, const char *comm)
 {
-	const char *s = pid ? threadctx__service(c->tc, pid) : NULL;
+	const char *s = pid ? ctxwatch__service(c->cw, pid) : NULL;
 
 	if (s && *s)
 		return s;
@@ -100,7 +100,7 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 	comm[TP_COMM_LEN] = '\0';
 	if (s->pid) {
 		p = proctable__get(c->procs, s->pid, s->start_ns, comm);
-		threadctx__on_sample(c->tc, s->pid, s->start_ns);
+		ctxwatch__on_sample(c->cw, s->pid, s->start_ns);
 	}
 	nu = unwinder__user_stack(c->uw, p, &(struct unwind_sample){
 		.pid = s->pid, .tid = s->tid, .fp = frames,
@@ -123,7 +123,7 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 	if (c->o.service_label)
 		labels[nl++] = (struct pprof_label){
 			.key = "service", .str = service_of(c, p, s->pid, comm) };
-	nl += threadctx__labels(c->tc, &(struct threadctx_sample){
+	nl += ctxwatch__labels(c->cw, &(struct ctxwatch_sample){
 		.pid = s->pid, .time_ns = s->time_ns, .kind = s->ctx_kind,
 		.blob = blob, .size = s->ctx_size, .tag_valid = s->tag_valid,
 		.tag = s->tag },
@@ -195,9 +195,9 @@ static int on_record(void *ctx, const void *data, size_t size)
 		proctable__forget(c->procs, t->pid);
 		unwinder__forget(c->uw, t->pid);
 		if (t->type == TP_REC_EXEC)
-			threadctx__on_exec(c->tc, t->pid);
+			ctxwatch__on_exec(c->cw, t->pid);
 		else
-			threadctx__on_exit(c->tc, t->pid);
+			ctxwatch__on_exit(c->cw, t->pid);
 		break;
 	default:
 		c->win_bad++;
@@ -219,9 +219,9 @@ static int setup(struct capture *c, const struct capture_opts *o)
 		proctable__set_memory(c->procs, o->max_memory);
 	c->sym = c->ks ? symbolizer__new(c->procs, c->ks) : NULL;
 	c->pp = new_pprof(c);
-	c->tc = threadctx__new(&o->filters);
+	c->cw = ctxwatch__new(&o->filters);
 	c->uw = unwinder__new(c->procs, o->unwind);
-	if (!c->procs || !c->sym || !c->pp || !c->tc || !c->uw)
+	if (!c->procs || !c->sym || !c->pp || !c->cw || !c->uw)
 		return -ENOMEM;
 	symbolizer__set_pprof(c->sym, c->pp);
 	return 0;
@@ -271,13 +271,13 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 		capture__free(c);
 		return NULL;
 	}
-	threadctx__attach(c->tc, c->sampler);
+	ctxwatch__attach(c->cw, c->sampler);
 	unwinder__attach(c->uw, c->sampler);
 	unwinder__set_verbose(c->uw, o->verbose);
 	/* The in-kernel --label/--tag filters drop samples of processes they
 	 * have no settings for: configure every running process up front. */
 	if (o->filters.label_key || o->filters.tag_field)
-		threadctx__scan_all(c->tc);
+		ctxwatch__scan_all(c->cw);
 	c->win_real_ns = clock_ns(CLOCK_REALTIME);
 	c->win_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	c->next_due_ms = -1;
@@ -291,7 +291,7 @@ void capture__poll(struct capture *c, int timeout_ms)
 	if (c->next_due_ms >= 0 && c->next_due_ms < timeout_ms)
 		timeout_ms = c->next_due_ms;
 	sampler__poll(c->sampler, timeout_ms);
-	c->next_due_ms = threadctx__tick(c->tc);
+	c->next_due_ms = ctxwatch__tick(c->cw);
 }
 
 void capture__stop(struct capture *c)
@@ -385,7 +385,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 {
 	const struct symbolizer_stats *ss = symbolizer__stats(c->sym);
 	const struct proctable_stats *ps = proctable__stats(c->procs);
-	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
 	const struct ksymbolizer_stats *ks = ksymbolizer__stats(c->ks);
 	char refused[160];
 
@@ -545,7 +545,7 @@ void capture__sweep(struct capture *c)
 {
 	unwinder__sweep(c->uw);
 	proctable__sweep(c->procs);
-	threadctx__sweep(c->tc);
+	ctxwatch__sweep(c->cw);
 }
 
 uint64_t capture__window_samples(const struct capture *c)
@@ -587,7 +587,7 @@ uint64_t capture__perfmaps_unread(const struct capture *c, char *buf,
 
 uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
 {
-	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
 
 	snprintf(buf, len, "%" PRIu64 " payloads refused unread (AnyValues "
 		 "nested over %d deep or over %d fields), %" PRIu64
@@ -599,7 +599,7 @@ uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
 
 void capture__print_summary(struct capture *c, uint64_t duration_ns)
 {
-	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
 	unsigned long long fails;
 	char refused[256];
 	struct tp_stats st;
@@ -670,7 +670,7 @@ void capture__free(struct capture *c)
 	if (!c)
 		return;
 	sampler__free(c->sampler);	/* before the tables its callback uses */
-	threadctx__free(c->tc);
+	ctxwatch__free(c->cw);
 	unwinder__free(c->uw);
 	pprof__free(c->pp);
 	symbolizer__free(c->sym);

@@ -16,7 +16,7 @@
 #include "sample_event.h"
 #include "kernel/sampler.h"
 #include "proc/tagdecl.h"
-#include "proc/threadctx.h"
+#include "proc/ctxwatch.h"
 #include "proc/tlsloc.h"
 #include "util/utf8.h"
 
@@ -57,12 +57,12 @@ struct pctx {
 	struct tagdecl tags;
 };
 
-struct threadctx {
+struct ctxwatch {
 	struct hashmap *procs;	/* pid -> struct pctx * */
 	struct sampler *sampler;
 	char *filter_key, *filter_val;		/* --label */
 	char *tag_field, *tag_name;		/* --tag */
-	struct threadctx_stats stats;
+	struct ctxwatch_stats stats;
 };
 
 static uint64_t now_ns(void)
@@ -80,9 +80,9 @@ static bool dup_opt(char **dst, const char *src)
 	return !src || *dst;
 }
 
-struct threadctx *threadctx__new(const struct threadctx_filters *f)
+struct ctxwatch *ctxwatch__new(const struct ctxwatch_filters *f)
 {
-	struct threadctx *t = calloc(1, sizeof(*t));
+	struct ctxwatch *t = calloc(1, sizeof(*t));
 	bool ok;
 
 	if (!t)
@@ -93,13 +93,13 @@ struct threadctx *threadctx__new(const struct threadctx_filters *f)
 	     dup_opt(&t->tag_field, f->tag_field) &&
 	     dup_opt(&t->tag_name, f->tag_name);
 	if (!ok) {
-		threadctx__free(t);
+		ctxwatch__free(t);
 		return NULL;
 	}
 	return t;
 }
 
-void threadctx__attach(struct threadctx *t, struct sampler *s)
+void ctxwatch__attach(struct ctxwatch *t, struct sampler *s)
 {
 	t->sampler = s;
 }
@@ -115,7 +115,7 @@ static void pctx_free(void *ptr)
 	free(p);
 }
 
-void threadctx__free(struct threadctx *t)
+void ctxwatch__free(struct ctxwatch *t)
 {
 	if (!t)
 		return;
@@ -127,7 +127,7 @@ void threadctx__free(struct threadctx *t)
 	free(t);
 }
 
-static struct pctx *lookup(struct threadctx *t, uint32_t pid)
+static struct pctx *lookup(struct ctxwatch *t, uint32_t pid)
 {
 	uint64_t v;
 
@@ -135,7 +135,7 @@ static struct pctx *lookup(struct threadctx *t, uint32_t pid)
 		       (struct pctx *)(uintptr_t)v : NULL;
 }
 
-static struct pctx *create(struct threadctx *t, uint32_t pid)
+static struct pctx *create(struct ctxwatch *t, uint32_t pid)
 {
 	struct pctx *p = calloc(1, sizeof(*p));
 
@@ -149,7 +149,7 @@ static struct pctx *create(struct threadctx *t, uint32_t pid)
 	return p;
 }
 
-static void drop(struct threadctx *t, uint32_t pid)
+static void drop(struct ctxwatch *t, uint32_t pid)
 {
 	uint64_t v;
 
@@ -161,7 +161,7 @@ static void drop(struct threadctx *t, uint32_t pid)
 }
 
 /* Index of the --label key in this process's key map. */
-static uint32_t filter_key_idx(const struct threadctx *t, const struct pctx *p)
+static uint32_t filter_key_idx(const struct ctxwatch *t, const struct pctx *p)
 {
 	for (size_t i = 0; i < p->ctx.nkeys; i++)
 		if (!strcmp(p->ctx.keys[i], t->filter_key))
@@ -171,7 +171,7 @@ static uint32_t filter_key_idx(const struct threadctx *t, const struct pctx *p)
 
 /* Tag register and --tag filter; a filter that cannot be resolved yet
  * (name not registered) is set to match nothing. */
-static void fill_tags(const struct threadctx *t, struct pctx *p)
+static void fill_tags(const struct ctxwatch *t, struct pctx *p)
 {
 	struct tp_proc_cfg *c = &p->cfg;
 	uint64_t mask = 0, value = 0;
@@ -186,7 +186,7 @@ static void fill_tags(const struct threadctx *t, struct pctx *p)
 	c->tag_filter_value = value;
 }
 
-static void fill_filter(const struct threadctx *t, struct pctx *p)
+static void fill_filter(const struct ctxwatch *t, struct pctx *p)
 {
 	struct tp_proc_cfg *c = &p->cfg;
 
@@ -202,7 +202,7 @@ static void fill_filter(const struct threadctx *t, struct pctx *p)
 	memcpy(c->filter_key, t->filter_key, c->filter_key_len);
 }
 
-static void publish(struct threadctx *t, struct pctx *p)
+static void publish(struct ctxwatch *t, struct pctx *p)
 {
 	fill_filter(t, p);
 	if (t->sampler && !sampler__set_proc_cfg(t->sampler, p->pid, &p->cfg))
@@ -211,7 +211,7 @@ static void publish(struct threadctx *t, struct pctx *p)
 
 /* procctx__read, counting the payloads it refuses (each once: it reports
  * the same payload as unchanged afterwards). */
-static int read_ctx(struct threadctx *t, struct pctx *p)
+static int read_ctx(struct ctxwatch *t, struct pctx *p)
 {
 	int ret = procctx__read(p->pid, &p->ctx);
 
@@ -241,7 +241,7 @@ static bool schema_known(const char *v)
 /* A process whose context names another thread-context layout (Go's
  * go_pprof_labels_v1, a future v2) is not read as OTEP 4947 records: its
  * otel_thread_ctx_v1, if any, may hold something else. Counted once. */
-static void check_schema(struct threadctx *t, struct pctx *p)
+static void check_schema(struct ctxwatch *t, struct pctx *p)
 {
 	if (schema_known(p->ctx.schema_version) || !p->cfg.otel.kind)
 		return;
@@ -251,7 +251,7 @@ static void check_schema(struct threadctx *t, struct pctx *p)
 		publish(t, p);
 }
 
-static void load_tags(struct threadctx *t, struct pctx *p)
+static void load_tags(struct ctxwatch *t, struct pctx *p)
 {
 	tagdecl__load(&p->tags, &p->ctx);
 	if (p->tags.reg)
@@ -260,7 +260,7 @@ static void load_tags(struct threadctx *t, struct pctx *p)
 
 /* Reads the process context again (read_ctx's result); a new payload
  * brings its tag declaration and its schema into force. */
-static int refresh_ctx(struct threadctx *t, struct pctx *p)
+static int refresh_ctx(struct ctxwatch *t, struct pctx *p)
 {
 	int ret;
 
@@ -290,7 +290,7 @@ static bool starting(const struct pctx *p)
 	return p->started_ns && now_ns() - p->started_ns < YOUNG_NS;
 }
 
-static void discover(struct threadctx *t, struct pctx *p)
+static void discover(struct ctxwatch *t, struct pctx *p)
 {
 	int r1, r2;
 
@@ -351,8 +351,8 @@ static uint64_t boot_to_mono(uint64_t boot_ns)
 	return mono_now - (boot_now - boot_ns);
 }
 
-void threadctx__on_sample(struct threadctx *t, uint32_t pid,
-			  uint64_t start_boot_ns)
+void ctxwatch__on_sample(struct ctxwatch *t, uint32_t pid,
+			 uint64_t start_boot_ns)
 {
 	struct pctx *p;
 
@@ -365,7 +365,7 @@ void threadctx__on_sample(struct threadctx *t, uint32_t pid,
 	discover(t, p);
 }
 
-static struct pctx *schedule(struct threadctx *t, uint32_t pid,
+static struct pctx *schedule(struct ctxwatch *t, uint32_t pid,
 			     uint64_t delay)
 {
 	struct pctx *p = lookup(t, pid);
@@ -380,7 +380,7 @@ static struct pctx *schedule(struct threadctx *t, uint32_t pid,
 	return p;
 }
 
-void threadctx__on_exec(struct threadctx *t, uint32_t pid)
+void ctxwatch__on_exec(struct ctxwatch *t, uint32_t pid)
 {
 	struct pctx *p = lookup(t, pid);
 	struct pctx_counted counted;
@@ -401,7 +401,7 @@ void threadctx__on_exec(struct threadctx *t, uint32_t pid)
 	}
 }
 
-void threadctx__on_exit(struct threadctx *t, uint32_t pid)
+void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid)
 {
 	drop(t, pid);
 }
@@ -409,7 +409,7 @@ void threadctx__on_exit(struct threadctx *t, uint32_t pid)
 /* A process context changes when keys, tags or names are added: poll its
  * 32-byte header now and then (published_at tells), and apply what changed:
  * a tag declaration, or a --label/--tag filter that can now be resolved. */
-static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
+static void poll_context(struct ctxwatch *t, struct pctx *p, uint64_t now)
 {
 	uint64_t every = now - p->found_ns < YOUNG_NS ? CTX_POLL_YOUNG_NS :
 							CTX_POLL_NS;
@@ -429,7 +429,7 @@ static void poll_context(struct threadctx *t, struct pctx *p, uint64_t now)
 	count_once(&p->counted.found, &t->stats.procs_found);
 }
 
-int threadctx__tick(struct threadctx *t)
+int ctxwatch__tick(struct ctxwatch *t)
 {
 	uint64_t now = now_ns(), v, next = UINT64_MAX;
 	size_t it = 0;
@@ -448,7 +448,7 @@ int threadctx__tick(struct threadctx *t)
 	return next <= now ? 0 : (int)((next - now) / MS) + 1;
 }
 
-void threadctx__scan_all(struct threadctx *t)
+void ctxwatch__scan_all(struct ctxwatch *t)
 {
 	struct dirent *d;
 	char *end;
@@ -461,7 +461,7 @@ void threadctx__scan_all(struct threadctx *t)
 		pid = strtol(d->d_name, &end, 10);
 		if (*end || pid <= 0)
 			continue;
-		threadctx__on_sample(t, pid, 0);
+		ctxwatch__on_sample(t, pid, 0);
 	}
 	closedir(dir);
 }
@@ -476,7 +476,7 @@ struct out {
 };
 
 /* Copies untrusted bytes into the string buffer, sanitized. */
-static const char *text(struct threadctx *t, struct out *o, const void *s,
+static const char *text(struct ctxwatch *t, struct out *o, const void *s,
 			size_t n)
 {
 	char *dst = o->buf + o->used;
@@ -512,7 +512,7 @@ static bool builtin(const char *key)
 	return false;
 }
 
-static const char *label_key(struct threadctx *t, struct out *o,
+static const char *label_key(struct ctxwatch *t, struct out *o,
 			     const char *raw)
 {
 	char tmp[300];
@@ -559,7 +559,7 @@ static bool reread_due(const struct pctx *p, uint64_t sample_ns)
 
 /* The key name for idx, re-reading the process context (reread_due) when
  * idx is past the map we have: it may be a new key. */
-static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx,
+static const char *key_name(struct ctxwatch *t, struct pctx *p, unsigned idx,
 			    uint64_t sample_ns)
 {
 	if (idx < p->ctx.nkeys)
@@ -577,8 +577,8 @@ static const char *key_name(struct threadctx *t, struct pctx *p, unsigned idx,
 	return NULL;
 }
 
-static void decode_otel(struct threadctx *t, struct pctx *p,
-			const struct threadctx_sample *s, struct out *o)
+static void decode_otel(struct ctxwatch *t, struct pctx *p,
+			const struct ctxwatch_sample *s, struct out *o)
 {
 	const uint8_t *blob = s->blob;
 	size_t size = s->size, pos = TP_OTEL_HDR_SIZE, attrs_end;
@@ -621,7 +621,7 @@ static void decode_otel(struct threadctx *t, struct pctx *p,
 	}
 }
 
-static void decode_custom(struct threadctx *t, const uint8_t *blob,
+static void decode_custom(struct ctxwatch *t, const uint8_t *blob,
 			  size_t size, struct out *o)
 {
 	size_t first = o->n, klen, vlen;
@@ -657,7 +657,7 @@ static void decode_custom(struct threadctx *t, const uint8_t *blob,
 /* A tag field's label name: the field, unless tagprof or the process's
  * thread-label keys already use it (then "tag:<field>"), so the name is
  * the same on every sample. */
-static const char *field_key(struct threadctx *t, struct pctx *p,
+static const char *field_key(struct ctxwatch *t, struct pctx *p,
 			     struct out *o, const char *field)
 {
 	char tmp[80];
@@ -673,7 +673,7 @@ static const char *field_key(struct threadctx *t, struct pctx *p,
 
 /* The name of a tag field value, re-reading the dictionary (reread_due)
  * when the value has none: it may have just been registered. */
-static const char *tag_value_name(struct threadctx *t, struct pctx *p,
+static const char *tag_value_name(struct ctxwatch *t, struct pctx *p,
 				  size_t f, uint64_t v, uint64_t sample_ns)
 {
 	const char *name = tagdecl__name(&p->tags, f, v);
@@ -694,8 +694,8 @@ static const char *tag_value_name(struct threadctx *t, struct pctx *p,
 /* One label per field that is set (or named for 0), named after the field,
  * valued with its dictionary name or its decimal number; plus the raw
  * value as the numeric label "tag". */
-static void decode_tag(struct threadctx *t, struct pctx *p,
-		       const struct threadctx_sample *s, struct out *o)
+static void decode_tag(struct ctxwatch *t, struct pctx *p,
+		       const struct ctxwatch_sample *s, struct out *o)
 {
 	const char *name, *key;
 	uint64_t v, tag = s->tag;
@@ -721,9 +721,9 @@ static void decode_tag(struct threadctx *t, struct pctx *p,
 							  .num = (int64_t)tag };
 }
 
-size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
-			 struct pprof_label *out, size_t max, char *buf,
-			 size_t buflen)
+size_t ctxwatch__labels(struct ctxwatch *t, const struct ctxwatch_sample *s,
+			struct pprof_label *out, size_t max, char *buf,
+			size_t buflen)
 {
 	struct out o = { out, 0, max, buf, 0, buflen };
 	struct pctx *p = lookup(t, s->pid);
@@ -737,7 +737,7 @@ size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
 	return o.n;
 }
 
-void threadctx__sweep(struct threadctx *t)
+void ctxwatch__sweep(struct ctxwatch *t)
 {
 	uint32_t gone[256];
 	size_t it = 0, n = 0;
@@ -754,14 +754,14 @@ void threadctx__sweep(struct threadctx *t)
 		drop(t, gone[i]);
 }
 
-const char *threadctx__service(struct threadctx *t, uint32_t pid)
+const char *ctxwatch__service(struct ctxwatch *t, uint32_t pid)
 {
 	struct pctx *p = lookup(t, pid);
 
 	return p ? p->ctx.service_name : NULL;
 }
 
-const struct threadctx_stats *threadctx__stats(const struct threadctx *t)
+const struct ctxwatch_stats *ctxwatch__stats(const struct ctxwatch *t)
 {
 	return &t->stats;
 }

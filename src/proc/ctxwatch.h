@@ -2,8 +2,8 @@
  * (OTEP 4947 otel_thread_ctx_v1, or custom-labels v1), reads its process
  * context (key names), tells the BPF side, and turns the context blob of a
  * sample into pprof labels. */
-#ifndef TAGPROF_THREADCTX_H
-#define TAGPROF_THREADCTX_H
+#ifndef TAGPROF_CTXWATCH_H
+#define TAGPROF_CTXWATCH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 struct sampler;
 struct pprof_label;
 
-struct threadctx_stats {
+struct ctxwatch_stats {
 	uint64_t procs_found;	/* processes with a context symbol */
 	uint64_t unknown_key;	/* attribute whose key index is not in the map */
 	uint64_t schema_unknown; /* processes whose threadlocal.schema_version
@@ -30,19 +30,19 @@ struct threadctx_stats {
 				   ProcessContext, not a Resource */
 };
 
-struct threadctx;
+struct ctxwatch;
 
 /* The --label and --tag filters; NULL members when not given. */
-struct threadctx_filters {
+struct ctxwatch_filters {
 	const char *label_key, *label_val;
 	const char *tag_field, *tag_name;
 };
 
 /* The sampler is where per-process settings go; it may be set later with
- * threadctx__attach. */
-struct threadctx *threadctx__new(const struct threadctx_filters *f);
-void threadctx__attach(struct threadctx *t, struct sampler *s);
-void threadctx__free(struct threadctx *t);	/* accepts NULL */
+ * ctxwatch__attach. */
+struct ctxwatch *ctxwatch__new(const struct ctxwatch_filters *f);
+void ctxwatch__attach(struct ctxwatch *t, struct sampler *s);
+void ctxwatch__free(struct ctxwatch *t);	/* accepts NULL */
 
 /* Lifecycle hints from the ring buffer. A sampled process without a
  * context is looked at again with growing delays (0.5 s doubling to 32 s;
@@ -50,21 +50,21 @@ void threadctx__free(struct threadctx *t);	/* accepts NULL */
  * libraries yet), which finds libraries it dlopen()s later without hooking
  * the dynamic linker (a uprobe on ld.so breaks programs run under
  * valgrind). start_boot_ns: the sample's start_ns (0: unknown). */
-void threadctx__on_sample(struct threadctx *t, uint32_t pid,
-			  uint64_t start_boot_ns);
-void threadctx__on_exec(struct threadctx *t, uint32_t pid);
-void threadctx__on_exit(struct threadctx *t, uint32_t pid);
+void ctxwatch__on_sample(struct ctxwatch *t, uint32_t pid,
+			 uint64_t start_boot_ns);
+void ctxwatch__on_exec(struct ctxwatch *t, uint32_t pid);
+void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid);
 
 /* Runs the discoveries that are due; call every ~100 ms. Returns the
  * milliseconds until the next one is due, or -1 if none is planned. */
-int threadctx__tick(struct threadctx *t);
+int ctxwatch__tick(struct ctxwatch *t);
 
 /* Discovers every running process now (used with --label, whose in-kernel
  * filter drops samples of processes not yet configured). */
-void threadctx__scan_all(struct threadctx *t);
+void ctxwatch__scan_all(struct ctxwatch *t);
 
 /* What a sample carries for its thread. */
-struct threadctx_sample {
+struct ctxwatch_sample {
 	uint32_t pid;
 	uint64_t time_ns;	/* when it was taken, CLOCK_MONOTONIC */
 	unsigned kind;		/* enum tp_ctx_kind */
@@ -79,16 +79,16 @@ struct threadctx_sample {
  * Names: tagprof's own labels win; an application key equal to one is
  * reported as "label:<key>", and a tag field equal to either as
  * "tag:<field>". */
-size_t threadctx__labels(struct threadctx *t, const struct threadctx_sample *s,
-			 struct pprof_label *out, size_t max, char *buf,
-			 size_t buflen);
+size_t ctxwatch__labels(struct ctxwatch *t, const struct ctxwatch_sample *s,
+			struct pprof_label *out, size_t max, char *buf,
+			size_t buflen);
 
 /* Forgets processes that are gone (their exit event may have been lost). */
-void threadctx__sweep(struct threadctx *t);
+void ctxwatch__sweep(struct ctxwatch *t);
 
 /* The process's service.name from its process context, or NULL. */
-const char *threadctx__service(struct threadctx *t, uint32_t pid);
+const char *ctxwatch__service(struct ctxwatch *t, uint32_t pid);
 
-const struct threadctx_stats *threadctx__stats(const struct threadctx *t);
+const struct ctxwatch_stats *ctxwatch__stats(const struct ctxwatch *t);
 
 #endif
