@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "capture/capture.h"
+#include "capture/labels.h"
 #include "unwind/elfimage.h"
 #include "kernel/ksymbolizer.h"
 #include "proc/pbcheck.h"
@@ -30,6 +31,7 @@ struct capture {
 	struct ksymbolizer *ks;
 	struct symbolizer *sym;
 	struct ctxwatch *cw;
+	struct labels_stats labels;	/* since the start */
 	struct unwinder *uw;
 	struct pprof *pp;		/* the current window */
 	int ncpus;
@@ -123,11 +125,11 @@ static void add_sample(struct capture *c, const struct tp_sample *s,
 	if (c->o.service_label)
 		labels[nl++] = (struct pprof_label){
 			.key = "service", .str = service_of(c, p, s->pid, comm) };
-	nl += ctxwatch__labels(c->cw, &(struct ctxwatch_sample){
+	nl += labels__resolve(c->cw, &(struct labels_sample){
 		.pid = s->pid, .time_ns = s->time_ns, .kind = s->ctx_kind,
 		.blob = blob, .size = s->ctx_size, .tag_valid = s->tag_valid,
-		.tag = s->tag },
-		labels + nl, MAX_LABELS - nl, strs, sizeof(strs));
+		.tag = s->tag }, &(struct labels_buf){
+		labels + nl, MAX_LABELS - nl, strs, sizeof(strs) }, &c->labels);
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
 	pprof__add_sample(c->pp, locs, n, values, labels, nl);
@@ -455,8 +457,8 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		(unsigned long long)st->ctx_record_unreadable,
 		(unsigned long long)st->ctx_invalid,
 		(unsigned long long)st->ctx_oversize,
-		(unsigned long long)st->ctx_torn, ts->unknown_key, ts->bad_utf8,
-		ts->truncated, ts->locate_failed, ts->schema_unknown,
+		(unsigned long long)st->ctx_torn, c->labels.unknown_key,
+		c->labels.bad_utf8, c->labels.truncated, ts->locate_failed, ts->schema_unknown,
 		(unsigned long long)st->label_filtered);
 	capture__ctx_refusals(c, refused, sizeof(refused));
 	comment(pp, "process context since start: %s", refused);
@@ -464,7 +466,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		" processes declared tags; %llu saved registers unreadable, %"
 		PRIu64 " field values without a name; %llu samples dropped by "
 		"--tag", (unsigned long long)st->tag_read, ts->tag_procs,
-		(unsigned long long)st->tag_unreadable, ts->tag_unnamed,
+		(unsigned long long)st->tag_unreadable, c->labels.tag_unnamed,
 		(unsigned long long)st->tag_filtered);
 	add_unwind_comment(c, pp, st);
 }
@@ -631,7 +633,7 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 			(unsigned long long)st.ctx_record_unreadable,
 			(unsigned long long)st.ctx_invalid,
 			(unsigned long long)st.ctx_oversize,
-			(unsigned long long)st.ctx_torn, ts->unknown_key,
+			(unsigned long long)st.ctx_torn, c->labels.unknown_key,
 			ts->schema_unknown);
 	if (capture__ctx_refusals(c, refused, sizeof(refused)))
 		fprintf(stderr, "tagprof: process context: %s\n", refused);

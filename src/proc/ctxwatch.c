@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Per-process thread-context discovery and label decoding. */
+/* Per-process thread-context discovery and process-context snapshots. */
 #include <dirent.h>
 #include <signal.h>
 #include <errno.h>
@@ -10,15 +10,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "proc/ctxsnap.h"
 #include "util/hashmap.h"
-#include "out/pprof.h"
-#include "proc/procctx.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
-#include "proc/tagdecl.h"
 #include "proc/ctxwatch.h"
 #include "proc/tlsloc.h"
-#include "util/utf8.h"
 
 #define OTEL_SYMBOL "otel_thread_ctx_v1"
 #define CL_SYMBOL "custom_labels_current_set"
@@ -50,11 +47,9 @@ struct pctx {
 	uint64_t recheck_ns;	/* current back-off for processes without one */
 	uint64_t started_ns;	/* its start or last exec (CLOCK_MONOTONIC);
 				   0 = unknown */
-	uint64_t read_ns;	/* when the last process-context read began */
 	uint64_t found_ns;	/* when discovery first found something */
 	struct tp_proc_cfg cfg;
-	struct procctx ctx;
-	struct tagdecl tags;
+	struct ctxsnap snap;	/* the process context as last read */
 };
 
 struct ctxwatch {
@@ -110,8 +105,7 @@ static void pctx_free(void *ptr)
 
 	if (!p)
 		return;
-	procctx__clear(&p->ctx);
-	tagdecl__clear(&p->tags);
+	ctxsnap__clear(&p->snap);
 	free(p);
 }
 
@@ -163,8 +157,8 @@ static void drop(struct ctxwatch *t, uint32_t pid)
 /* Index of the --label key in this process's key map. */
 static uint32_t filter_key_idx(const struct ctxwatch *t, const struct pctx *p)
 {
-	for (size_t i = 0; i < p->ctx.nkeys; i++)
-		if (!strcmp(p->ctx.keys[i], t->filter_key))
+	for (size_t i = 0; i < p->snap.ctx.nkeys; i++)
+		if (!strcmp(p->snap.ctx.keys[i], t->filter_key))
 			return i;
 	return TP_FILTER_NO_KEY;
 }
@@ -177,11 +171,11 @@ static void fill_tags(const struct ctxwatch *t, struct pctx *p)
 	uint64_t mask = 0, value = 0;
 
 	if (t->tag_field &&
-	    !tagdecl__filter(&p->tags, t->tag_field, t->tag_name, &mask, &value)) {
+	    !tagdecl__filter(&p->snap.tags, t->tag_field, t->tag_name, &mask, &value)) {
 		mask = 0;
 		value = 1;	/* (tag & 0) != 1: never */
 	}
-	c->tag_reg = p->tags.reg;
+	c->tag_reg = p->snap.tags.reg;
 	c->tag_filter_mask = mask;
 	c->tag_filter_value = value;
 }
@@ -213,7 +207,7 @@ static void publish(struct ctxwatch *t, struct pctx *p)
  * the same payload as unchanged afterwards). */
 static int read_ctx(struct ctxwatch *t, struct pctx *p)
 {
-	int ret = procctx__read(p->pid, &p->ctx);
+	int ret = procctx__read(p->pid, &p->snap.ctx);
 
 	if (ret == -ELOOP)
 		t->stats.ctx_refused++;
@@ -230,20 +224,12 @@ static void count_once(bool *done, uint64_t *stat)
 	*done = true;
 }
 
-/* The record layouts OTEP 4947 has named (tls_v1 is the name its text
- * gives the layout once final). A context without the attribute is read as
- * that layout too: early writers did not publish it. */
-static bool schema_known(const char *v)
-{
-	return !v || !strcmp(v, "tlsdesc_v1_dev") || !strcmp(v, "tls_v1");
-}
-
 /* A process whose context names another thread-context layout (Go's
  * go_pprof_labels_v1, a future v2) is not read as OTEP 4947 records: its
  * otel_thread_ctx_v1, if any, may hold something else. Counted once. */
 static void check_schema(struct ctxwatch *t, struct pctx *p)
 {
-	if (schema_known(p->ctx.schema_version) || !p->cfg.otel.kind)
+	if (ctxsnap__schema_known(&p->snap) || !p->cfg.otel.kind)
 		return;
 	memset(&p->cfg.otel, 0, sizeof(p->cfg.otel));
 	count_once(&p->counted.schema, &t->stats.schema_unknown);
@@ -253,8 +239,8 @@ static void check_schema(struct ctxwatch *t, struct pctx *p)
 
 static void load_tags(struct ctxwatch *t, struct pctx *p)
 {
-	tagdecl__load(&p->tags, &p->ctx);
-	if (p->tags.reg)
+	tagdecl__load(&p->snap.tags, &p->snap.ctx);
+	if (p->snap.tags.reg)
 		count_once(&p->counted.tags, &t->stats.tag_procs);
 }
 
@@ -264,7 +250,7 @@ static int refresh_ctx(struct ctxwatch *t, struct pctx *p)
 {
 	int ret;
 
-	p->read_ns = now_ns();
+	p->snap.read_ns = now_ns();
 	ret = read_ctx(t, p);
 	if (ret == 0) {
 		load_tags(t, p);
@@ -310,7 +296,7 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 	check_schema(t, p);	/* also when read before, by a sample */
 	if (r1 == 0 && !p->cfg.otel.kind)
 		r1 = -ENOENT;	/* refused by its schema, counted there */
-	if (r1 == 0 || r2 == 0 || p->tags.reg) {
+	if (r1 == 0 || r2 == 0 || p->snap.tags.reg) {
 		if (!p->found_ns)
 			p->found_ns = now_ns();
 		publish(t, p);
@@ -418,12 +404,13 @@ static void poll_context(struct ctxwatch *t, struct pctx *p, uint64_t now)
 	 * (keys, tags) after we found them: look for it too, not only at a
 	 * mapping already known. A starting process is looked at more often:
 	 * that is when it declares what it has. */
-	if ((!p->ctx.header_addr && !p->found) || now - p->read_ns < every)
+	if ((!p->snap.ctx.header_addr && !p->found) ||
+	    now - p->snap.read_ns < every)
 		return;
 	if (refresh_ctx(t, p) != 0)
 		return;
 	t->stats.ctx_refreshes++;
-	if (!p->found && !p->tags.reg)
+	if (!p->found && !p->snap.tags.reg)
 		return;
 	publish(t, p);
 	count_once(&p->counted.found, &t->stats.procs_found);
@@ -466,275 +453,38 @@ void ctxwatch__scan_all(struct ctxwatch *t)
 	closedir(dir);
 }
 
-/* --- decoding --- */
-
-struct out {
-	struct pprof_label *labels;
-	size_t n, max;
-	char *buf;
-	size_t used, len;
-};
-
-/* Copies untrusted bytes into the string buffer, sanitized. */
-static const char *text(struct ctxwatch *t, struct out *o, const void *s,
-			size_t n)
+/* Whether a name that a sample taken at sample_ns needs, and the snapshot
+ * lacks, calls for reading the process context again (ctxwatch__refresh):
+ * so no sample loses a label to a context read a moment too early. */
+static bool reread_due(const struct pctx *p, uint64_t sample_ns)
 {
-	char *dst = o->buf + o->used;
-	size_t room = o->len - o->used;
-
-	if (room < 4)
-		return NULL;
-	if (utf8__sanitize(s, n, dst, room))
-		t->stats.bad_utf8++;
-	o->used += strlen(dst) + 1;
-	return dst;
+	if (sample_ns < p->snap.read_ns)
+		return false;
+	return p->snap.ctx.header_addr ||
+	       now_ns() - p->snap.read_ns >= REFRESH_SCAN_NS;
 }
 
-static void emit(struct out *o, const char *key, const char *val)
+bool ctxwatch__refresh(struct ctxwatch *t, uint32_t pid, uint64_t sample_ns,
+		       enum ctxsnap_miss miss)
 {
-	if (!key || !val || o->n == o->max)
-		return;
-	o->labels[o->n++] = (struct pprof_label){ .key = key, .str = val };
-}
+	struct pctx *p = lookup(t, pid);
 
-/* Names that are tagprof's own; an application key equal to one of them is
- * reported as "label:<key>" so neither hides the other. */
-static bool builtin(const char *key)
-{
-	static const char *const names[] = {
-		"process", "thread_name", "pid", "tid", "cpu", "trace_id",
-		"span_id", "tag",
-	};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(key, names[i]))
-			return true;
-	return false;
-}
-
-static const char *label_key(struct ctxwatch *t, struct out *o,
-			     const char *raw)
-{
-	char tmp[300];
-
-	if (!builtin(raw))
-		return text(t, o, raw, strlen(raw));
-	snprintf(tmp, sizeof(tmp), "label:%s", raw);
-	return text(t, o, tmp, strlen(tmp));
-}
-
-static bool all_zero(const uint8_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
+	if (!p || !miss || !reread_due(p, sample_ns))
+		return false;
+	if (miss == CTXSNAP_MISS_KEY)
+		t->stats.key_refreshes++;
+	if (refresh_ctx(t, p) != 0)
+		return false;
+	if (miss == CTXSNAP_MISS_TAG)
+		t->stats.ctx_refreshes++;
 	return true;
 }
 
-static const char *hex(struct out *o, const uint8_t *b, size_t n)
+const struct ctxsnap *ctxwatch__snapshot(struct ctxwatch *t, uint32_t pid)
 {
-	char *dst = o->buf + o->used;
+	struct pctx *p = lookup(t, pid);
 
-	if (o->len - o->used < 2 * n + 1)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		sprintf(dst + 2 * i, "%02x", b[i]);
-	o->used += 2 * n + 1;
-	return dst;
-}
-
-/* Whether a name that a sample taken at sample_ns needs, and the process
- * context we hold lacks, calls for reading that context again. Not when
- * our last read began after the sample: the name was not published then,
- * and writers publish names before they use them. Otherwise yes, so no
- * sample loses a label to a context read a moment too early; reads that
- * must scan /proc/PID/maps (its place not known yet) keep a floor between
- * them, since a process that never publishes the name could ask forever. */
-static bool reread_due(const struct pctx *p, uint64_t sample_ns)
-{
-	if (sample_ns < p->read_ns)
-		return false;
-	return p->ctx.header_addr || now_ns() - p->read_ns >= REFRESH_SCAN_NS;
-}
-
-/* The key name for idx, re-reading the process context (reread_due) when
- * idx is past the map we have: it may be a new key. */
-static const char *key_name(struct ctxwatch *t, struct pctx *p, unsigned idx,
-			    uint64_t sample_ns)
-{
-	if (idx < p->ctx.nkeys)
-		return p->ctx.keys[idx];
-	if (reread_due(p, sample_ns)) {
-		t->stats.key_refreshes++;
-		/* The new payload may also name another layout. */
-		if (refresh_ctx(t, p) == 0 &&
-		    !schema_known(p->ctx.schema_version))
-			return NULL;
-		if (idx < p->ctx.nkeys)
-			return p->ctx.keys[idx];
-	}
-	t->stats.unknown_key++;
-	return NULL;
-}
-
-static void decode_otel(struct ctxwatch *t, struct pctx *p,
-			const struct ctxwatch_sample *s, struct out *o)
-{
-	const uint8_t *blob = s->blob;
-	size_t size = s->size, pos = TP_OTEL_HDR_SIZE, attrs_end;
-	int16_t last[256];	/* key_idx -> offset of its last entry */
-	const char *key;
-
-	if (size < TP_OTEL_HDR_SIZE) {
-		t->stats.truncated++;
-		return;
-	}
-	/* Taken before the agent knew the process names another layout. */
-	if (!schema_known(p->ctx.schema_version))
-		return;
-	if (!all_zero(blob, 16))
-		emit(o, "trace_id", hex(o, blob, 16));
-	if (!all_zero(blob + 16, 8))
-		emit(o, "span_id", hex(o, blob + 16, 8));
-
-	memset(last, -1, sizeof(last));
-	attrs_end = TP_OTEL_HDR_SIZE + (blob[26] | (blob[27] << 8));
-	if (attrs_end > size)
-		attrs_end = size;
-	while (pos + 2 <= attrs_end) {
-		if (pos + 2 + blob[pos + 1] > attrs_end) {
-			t->stats.truncated++;	/* incomplete entry: stop */
-			break;
-		}
-		last[blob[pos]] = pos;
-		pos += 2 + blob[pos + 1];
-	}
-	for (int idx = 0; idx < 256; idx++) {
-		if (last[idx] < 0)
-			continue;
-		key = key_name(t, p, idx, s->time_ns);
-		if (!key)
-			continue;
-		pos = last[idx];
-		emit(o, label_key(t, o, key),
-		     text(t, o, blob + pos + 2, blob[pos + 1]));
-	}
-}
-
-static void decode_custom(struct ctxwatch *t, const uint8_t *blob,
-			  size_t size, struct out *o)
-{
-	size_t first = o->n, klen, vlen;
-	char key[TP_CL_KEY_MAX + 1];
-	const uint8_t *slot;
-	const char *k;
-	bool dup;
-
-	if (size % TP_CL_SLOT)
-		t->stats.truncated++;
-	for (size_t off = 0; off + TP_CL_SLOT <= size; off += TP_CL_SLOT) {
-		slot = blob + off;
-		klen = slot[0];
-		vlen = slot[1 + TP_CL_KEY_MAX];
-		if (klen == TP_CL_EMPTY)
-			continue;
-		if (klen > TP_CL_KEY_MAX || vlen > TP_CL_VAL_MAX) {
-			t->stats.truncated++;
-			continue;
-		}
-		memcpy(key, slot + 1, klen);
-		key[klen] = '\0';
-		k = label_key(t, o, key);
-		/* custom-labels v1: the first of duplicate keys wins */
-		dup = false;
-		for (size_t i = first; k && i < o->n; i++)
-			dup |= !strcmp(o->labels[i].key, k);
-		if (!dup)
-			emit(o, k, text(t, o, slot + 2 + TP_CL_KEY_MAX, vlen));
-	}
-}
-
-/* A tag field's label name: the field, unless tagprof or the process's
- * thread-label keys already use it (then "tag:<field>"), so the name is
- * the same on every sample. */
-static const char *field_key(struct ctxwatch *t, struct pctx *p,
-			     struct out *o, const char *field)
-{
-	char tmp[80];
-	bool taken = builtin(field);
-
-	for (size_t i = 0; !taken && i < p->ctx.nkeys; i++)
-		taken = !strcmp(p->ctx.keys[i], field);
-	if (!taken)
-		return field;
-	snprintf(tmp, sizeof(tmp), "tag:%s", field);
-	return text(t, o, tmp, strlen(tmp));
-}
-
-/* The name of a tag field value, re-reading the dictionary (reread_due)
- * when the value has none: it may have just been registered. */
-static const char *tag_value_name(struct ctxwatch *t, struct pctx *p,
-				  size_t f, uint64_t v, uint64_t sample_ns)
-{
-	const char *name = tagdecl__name(&p->tags, f, v);
-
-	if (name)
-		return name;
-	if (reread_due(p, sample_ns)) {
-		if (refresh_ctx(t, p) == 0) {
-			t->stats.ctx_refreshes++;
-			name = tagdecl__name(&p->tags, f, v);
-		}
-	}
-	if (!name)
-		t->stats.tag_unnamed++;
-	return name;
-}
-
-/* One label per field that is set (or named for 0), named after the field,
- * valued with its dictionary name or its decimal number; plus the raw
- * value as the numeric label "tag". */
-static void decode_tag(struct ctxwatch *t, struct pctx *p,
-		       const struct ctxwatch_sample *s, struct out *o)
-{
-	const char *name, *key;
-	uint64_t v, tag = s->tag;
-	char num[24];
-
-	if (!tag || !p->tags.reg)
-		return;
-	for (size_t f = 0; f < p->tags.nfields; f++) {
-		v = tagdecl__field_value(&p->tags, f, tag);
-		name = v || tagdecl__name(&p->tags, f, 0) ?
-			       tag_value_name(t, p, f, v, s->time_ns) : NULL;
-		if (!v && !name)
-			continue;
-		key = field_key(t, p, o, p->tags.fields[f].name);
-		if (!name) {
-			snprintf(num, sizeof(num), "%" PRIu64, v);
-			name = num;
-		}
-		emit(o, key, text(t, o, name, strlen(name)));
-	}
-	if (o->n < o->max)
-		o->labels[o->n++] = (struct pprof_label){ .key = "tag",
-							  .num = (int64_t)tag };
-}
-
-size_t ctxwatch__labels(struct ctxwatch *t, const struct ctxwatch_sample *s,
-			struct pprof_label *out, size_t max, char *buf,
-			size_t buflen)
-{
-	struct out o = { out, 0, max, buf, 0, buflen };
-	struct pctx *p = lookup(t, s->pid);
-
-	if (s->kind == TP_CTX_OTEL && p)
-		decode_otel(t, p, s, &o);
-	else if (s->kind == TP_CTX_CUSTOM)
-		decode_custom(t, s->blob, s->size, &o);
-	if (s->tag_valid && p)
-		decode_tag(t, p, s, &o);
-	return o.n;
+	return p ? &p->snap : NULL;
 }
 
 void ctxwatch__sweep(struct ctxwatch *t)
@@ -758,7 +508,7 @@ const char *ctxwatch__service(struct ctxwatch *t, uint32_t pid)
 {
 	struct pctx *p = lookup(t, pid);
 
-	return p ? p->ctx.service_name : NULL;
+	return p ? p->snap.ctx.service_name : NULL;
 }
 
 const struct ctxwatch_stats *ctxwatch__stats(const struct ctxwatch *t)

@@ -1,7 +1,8 @@
 /* Thread context per process: finds where its threads keep their context
- * (OTEP 4947 otel_thread_ctx_v1, or custom-labels v1), reads its process
- * context (key names), tells the BPF side, and turns the context blob of a
- * sample into pprof labels. */
+ * (OTEP 4947 otel_thread_ctx_v1, or custom-labels v1), tells the BPF side,
+ * and keeps a snapshot of its process context (key names, tag declaration)
+ * for label decoding (capture/labels.h), read again when the process
+ * publishes another or a decode misses a name. */
 #ifndef TAGPROF_CTXWATCH_H
 #define TAGPROF_CTXWATCH_H
 
@@ -9,21 +10,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proc/ctxsnap.h"
+
 struct sampler;
-struct pprof_label;
 
 struct ctxwatch_stats {
 	uint64_t procs_found;	/* processes with a context symbol */
-	uint64_t unknown_key;	/* attribute whose key index is not in the map */
 	uint64_t schema_unknown; /* processes whose threadlocal.schema_version
 				    names a layout tagprof does not read */
-	uint64_t bad_utf8;	/* labels with invalid UTF-8 replaced */
-	uint64_t truncated;	/* blobs that ended inside an attribute */
-	uint64_t key_refreshes;	/* process context re-read for a key */
+	uint64_t key_refreshes;	/* process context re-read for a key a
+				   sample's decoding missed */
 	uint64_t locate_failed;	/* symbol defined, location unresolvable */
 	uint64_t tag_procs;	/* processes that declared register tags */
-	uint64_t tag_unnamed;	/* tag field values without a name */
-	uint64_t ctx_refreshes;	/* process contexts re-read after a change */
+	uint64_t ctx_refreshes;	/* process contexts re-read after a change
+				   (by the poll, or for a tag value name a
+				   decoding missed) */
 	uint64_t ctx_refused;	/* process-context payloads refused unread:
 				   nested too deep or too many fields */
 	uint64_t ctx_malformed;	/* ...decoded as neither form: not a
@@ -63,25 +64,20 @@ int ctxwatch__tick(struct ctxwatch *t);
  * filter drops samples of processes not yet configured). */
 void ctxwatch__scan_all(struct ctxwatch *t);
 
-/* What a sample carries for its thread. */
-struct ctxwatch_sample {
-	uint32_t pid;
-	uint64_t time_ns;	/* when it was taken, CLOCK_MONOTONIC */
-	unsigned kind;		/* enum tp_ctx_kind */
-	const uint8_t *blob;
-	size_t size;
-	bool tag_valid;
-	uint64_t tag;
-};
+/* The snapshot of pid's process context that labels decode against, or
+ * NULL when pid is not watched. It stays valid until the next call that
+ * may read or forget pid. */
+const struct ctxsnap *ctxwatch__snapshot(struct ctxwatch *t, uint32_t pid);
 
-/* Appends the labels of a sample's context and register tag to out (at
- * most max), with their strings in buf. Returns the number appended.
- * Names: tagprof's own labels win; an application key equal to one is
- * reported as "label:<key>", and a tag field equal to either as
- * "tag:<field>". */
-size_t ctxwatch__labels(struct ctxwatch *t, const struct ctxwatch_sample *s,
-			struct pprof_label *out, size_t max, char *buf,
-			size_t buflen);
+/* Decoding a sample of pid taken at sample_ns (CLOCK_MONOTONIC) against
+ * its snapshot missed a name (miss): reads the process context again,
+ * unless the last read began after the sample (the name was not published
+ * then, and writers publish names before they use them), or that read was
+ * under 10 ms ago and had to scan /proc/PID/maps (its place not known yet:
+ * a process that never publishes the name could ask forever). Returns true
+ * when the snapshot changed, to decode again. */
+bool ctxwatch__refresh(struct ctxwatch *t, uint32_t pid, uint64_t sample_ns,
+		       enum ctxsnap_miss miss);
 
 /* Forgets processes that are gone (their exit event may have been lost). */
 void ctxwatch__sweep(struct ctxwatch *t);

@@ -6,6 +6,7 @@
  * the specification), and updates it in place as the OTEP describes:
  * published_at zeroed, fields written, a new published_at. */
 #include "check.h"
+#include "capture/labels.h"
 #include "out/pprof.h"
 #include "proc/ctxwatch.h"
 #include "sample_event.h"
@@ -192,18 +193,21 @@ static size_t record(uint8_t *blob, uint8_t idx, const char *val)
 	return TP_OTEL_HDR_SIZE + 2 + len;
 }
 
-static const char *label(struct ctxwatch *t, uint32_t pid, uint64_t time_ns,
-			 uint8_t idx, const char *val, const char *key,
-			 char *buf, size_t buflen)
+/* The sample's label key, as the capture resolves it: decoded against the
+ * snapshot t keeps, which t reads again on a miss when due. */
+static const char *label(struct ctxwatch *t, struct labels_stats *st,
+			 uint32_t pid, uint64_t time_ns, uint8_t idx,
+			 const char *val, const char *key, char *buf,
+			 size_t buflen)
 {
 	struct pprof_label out[8];
 	uint8_t blob[64];
 	size_t n;
 
-	n = ctxwatch__labels(t, &(struct ctxwatch_sample){
+	n = labels__resolve(t, &(struct labels_sample){
 		.pid = pid, .time_ns = time_ns, .kind = TP_CTX_OTEL,
 		.blob = blob, .size = record(blob, idx, val) },
-		out, 8, buf, buflen);
+		&(struct labels_buf){ out, 8, buf, buflen }, st);
 	for (size_t i = 0; i < n; i++)
 		if (out[i].str && !strcmp(out[i].key, key))
 			return out[i].str;
@@ -219,25 +223,26 @@ static void test_key_published_after_read(void)
 {
 	struct ctxwatch *t = new_ctx();
 	struct writer w = { .pid = -1 };
+	struct labels_stats st = { 0 };
 	const char *v;
 	char buf[256];
 
 	CHECK(t && !writer_start(&w));
 	ctxwatch__on_sample(t, w.pid, 0);	/* reads {tenant} */
-	v = label(t, w.pid, clock_ns(CLOCK_MONOTONIC), 0, "acme", "tenant",
-		  buf, sizeof(buf));
+	v = label(t, &st, w.pid, clock_ns(CLOCK_MONOTONIC), 0, "acme",
+		  "tenant", buf, sizeof(buf));
 	CHECK(v && !strcmp(v, "acme"));
 	CHECK(!writer_add_key(&w));
-	v = label(t, w.pid, clock_ns(CLOCK_MONOTONIC), 1, "q7", "query_id",
-		  buf, sizeof(buf));
+	v = label(t, &st, w.pid, clock_ns(CLOCK_MONOTONIC), 1, "q7",
+		  "query_id", buf, sizeof(buf));
 	fprintf(stderr, "  after the key was added: query_id=%s; %llu re-reads, %llu unknown keys\n",
 		v ? v : "(none)",
 		(unsigned long long)ctxwatch__stats(t)->key_refreshes,
-		(unsigned long long)ctxwatch__stats(t)->unknown_key);
+		(unsigned long long)st.unknown_key);
 	writer_stop(&w);
 	CHECK(v && !strcmp(v, "q7"));
 	CHECK(ctxwatch__stats(t)->key_refreshes == 1);
-	CHECK(ctxwatch__stats(t)->unknown_key == 0);
+	CHECK(st.unknown_key == 0);
 	ctxwatch__free(t);
 }
 
@@ -249,18 +254,19 @@ static void test_stale_sample_not_reread(void)
 	struct ctxwatch *t = new_ctx();
 	struct writer w = { .pid = -1 };
 	uint64_t before = clock_ns(CLOCK_MONOTONIC);
+	struct labels_stats st = { 0 };
 	const char *v = NULL;
 	char buf[256];
 
 	CHECK(t && !writer_start(&w));
 	ctxwatch__on_sample(t, w.pid, 0);	/* reads {tenant} */
 	for (int i = 0; i < 3; i++)
-		v = label(t, w.pid, before, 5, "x", "query_id", buf,
+		v = label(t, &st, w.pid, before, 5, "x", "query_id", buf,
 			  sizeof(buf));
 	writer_stop(&w);
 	CHECK(!v);
 	CHECK(ctxwatch__stats(t)->key_refreshes == 0);
-	CHECK(ctxwatch__stats(t)->unknown_key == 3);
+	CHECK(st.unknown_key == 3);
 	ctxwatch__free(t);
 }
 
