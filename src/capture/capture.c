@@ -11,10 +11,12 @@
 
 #include "capture/capture.h"
 #include "capture/labels.h"
+#include "capture/proccfg.h"
 #include "unwind/elfimage.h"
 #include "kernel/ksymbolizer.h"
 #include "proc/pbcheck.h"
 #include "out/pprof.h"
+#include "proc/ctxwatch.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
@@ -31,6 +33,7 @@ struct capture {
 	struct ksymbolizer *ks;
 	struct symbolizer *sym;
 	struct ctxwatch *cw;
+	struct proccfg *cfg;		/* what BPF does per process */
 	struct labels_stats labels;	/* since the start */
 	struct unwinder *uw;
 	struct pprof *pp;		/* the current window */
@@ -204,6 +207,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 	default:
 		c->win_bad++;
 	}
+	proccfg__apply_marks(c->cfg, c->uw);
 	return 0;
 }
 
@@ -221,7 +225,8 @@ static int setup(struct capture *c, const struct capture_opts *o)
 		proctable__set_memory(c->procs, o->max_memory);
 	c->sym = c->ks ? symbolizer__new(c->procs, c->ks) : NULL;
 	c->pp = new_pprof(c);
-	c->cw = ctxwatch__new(&o->filters);
+	c->cfg = proccfg__new(&o->filters);
+	c->cw = c->cfg ? ctxwatch__new(proccfg__set_context, c->cfg) : NULL;
 	c->uw = unwinder__new(c->procs, o->unwind);
 	if (!c->procs || !c->sym || !c->pp || !c->cw || !c->uw)
 		return -ENOMEM;
@@ -273,8 +278,7 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 		capture__free(c);
 		return NULL;
 	}
-	ctxwatch__attach(c->cw, c->sampler);
-	unwinder__attach(c->uw, c->sampler);
+	proccfg__attach(c->cfg, c->sampler);
 	unwinder__set_verbose(c->uw, o->verbose);
 	/* The in-kernel --label/--tag filters drop samples of processes they
 	 * have no settings for: configure every running process up front. */
@@ -548,6 +552,7 @@ void capture__sweep(struct capture *c)
 	unwinder__sweep(c->uw);
 	proctable__sweep(c->procs);
 	ctxwatch__sweep(c->cw);
+	proccfg__apply_marks(c->cfg, c->uw);
 }
 
 uint64_t capture__window_samples(const struct capture *c)
@@ -674,6 +679,7 @@ void capture__free(struct capture *c)
 	sampler__free(c->sampler);	/* before the tables its callback uses */
 	ctxwatch__free(c->cw);
 	unwinder__free(c->uw);
+	proccfg__free(c->cfg);
 	pprof__free(c->pp);
 	symbolizer__free(c->sym);
 	proctable__free(c->procs);

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "kernel/events.h"
-#include "proc/ctxwatch.h"
+#include "capture/proccfg.h"
 
 struct pprof;
 
@@ -22,7 +22,7 @@ struct capture_opts {
 	bool follow_children;		/* processes the pids start join */
 	const char *cgroup;
 	bool idle;
-	struct ctxwatch_filters filters;
+	struct proccfg_filters filters;
 	bool service_label;		/* label samples with "service" */
 	int unwind;			/* enum tp_unwind_mode */
 	uint32_t stack_bytes;		/* per stack copy; 0: the default */

@@ -13,7 +13,6 @@
 #include "proc/ctxsnap.h"
 #include "util/hashmap.h"
 #include "sample_event.h"
-#include "kernel/sampler.h"
 #include "proc/ctxwatch.h"
 #include "proc/tlsloc.h"
 
@@ -37,7 +36,7 @@
 
 struct pctx {
 	uint32_t pid;
-	bool found;		/* cfg is in the BPF map */
+	bool found;		/* reported, and in force */
 	struct pctx_counted {	/* already in procs_found, tag_procs and
 				   schema_unknown: each pid once, exec or not */
 		bool found, tags, schema;
@@ -48,15 +47,14 @@ struct pctx {
 	uint64_t started_ns;	/* its start or last exec (CLOCK_MONOTONIC);
 				   0 = unknown */
 	uint64_t found_ns;	/* when discovery first found something */
-	struct tp_proc_cfg cfg;
+	struct tp_tls_loc otel, custom;	/* where its threads keep them */
 	struct ctxsnap snap;	/* the process context as last read */
 };
 
 struct ctxwatch {
 	struct hashmap *procs;	/* pid -> struct pctx * */
-	struct sampler *sampler;
-	char *filter_key, *filter_val;		/* --label */
-	char *tag_field, *tag_name;		/* --tag */
+	ctxwatch_report_fn report;
+	void *report_arg;
 	struct ctxwatch_stats stats;
 };
 
@@ -68,35 +66,20 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* strdup that keeps NULL as NULL; false on ENOMEM. */
-static bool dup_opt(char **dst, const char *src)
-{
-	*dst = src ? strdup(src) : NULL;
-	return !src || *dst;
-}
-
-struct ctxwatch *ctxwatch__new(const struct ctxwatch_filters *f)
+struct ctxwatch *ctxwatch__new(ctxwatch_report_fn report, void *arg)
 {
 	struct ctxwatch *t = calloc(1, sizeof(*t));
-	bool ok;
 
 	if (!t)
 		return NULL;
 	t->procs = hashmap__new(0);
-	ok = t->procs && dup_opt(&t->filter_key, f->label_key) &&
-	     dup_opt(&t->filter_val, f->label_val) &&
-	     dup_opt(&t->tag_field, f->tag_field) &&
-	     dup_opt(&t->tag_name, f->tag_name);
-	if (!ok) {
-		ctxwatch__free(t);
+	if (!t->procs) {
+		free(t);
 		return NULL;
 	}
+	t->report = report;
+	t->report_arg = arg;
 	return t;
-}
-
-void ctxwatch__attach(struct ctxwatch *t, struct sampler *s)
-{
-	t->sampler = s;
 }
 
 static void pctx_free(void *ptr)
@@ -114,10 +97,6 @@ void ctxwatch__free(struct ctxwatch *t)
 	if (!t)
 		return;
 	hashmap__free_values(t->procs, pctx_free);
-	free(t->filter_key);
-	free(t->filter_val);
-	free(t->tag_field);
-	free(t->tag_name);
 	free(t);
 }
 
@@ -149,57 +128,16 @@ static void drop(struct ctxwatch *t, uint32_t pid)
 
 	if (!hashmap__del(t->procs, &pid, sizeof(pid), &v))
 		return;
-	if (((struct pctx *)(uintptr_t)v)->found && t->sampler)
-		sampler__del_proc_cfg(t->sampler, pid);
+	if (((struct pctx *)(uintptr_t)v)->found && t->report)
+		t->report(t->report_arg, pid, NULL);
 	pctx_free((struct pctx *)(uintptr_t)v);
-}
-
-/* Index of the --label key in this process's key map. */
-static uint32_t filter_key_idx(const struct ctxwatch *t, const struct pctx *p)
-{
-	for (size_t i = 0; i < p->snap.ctx.nkeys; i++)
-		if (!strcmp(p->snap.ctx.keys[i], t->filter_key))
-			return i;
-	return TP_FILTER_NO_KEY;
-}
-
-/* Tag register and --tag filter; a filter that cannot be resolved yet
- * (name not registered) is set to match nothing. */
-static void fill_tags(const struct ctxwatch *t, struct pctx *p)
-{
-	struct tp_proc_cfg *c = &p->cfg;
-	uint64_t mask = 0, value = 0;
-
-	if (t->tag_field &&
-	    !tagdecl__filter(&p->snap.tags, t->tag_field, t->tag_name, &mask, &value)) {
-		mask = 0;
-		value = 1;	/* (tag & 0) != 1: never */
-	}
-	c->tag_reg = p->snap.tags.reg;
-	c->tag_filter_mask = mask;
-	c->tag_filter_value = value;
-}
-
-static void fill_filter(const struct ctxwatch *t, struct pctx *p)
-{
-	struct tp_proc_cfg *c = &p->cfg;
-
-	fill_tags(t, p);
-	if (!t->filter_key)
-		return;
-	c->filter_key_idx = filter_key_idx(t, p);
-	c->filter_len = strlen(t->filter_val);
-	memcpy(c->filter_val, t->filter_val, c->filter_len);
-	c->filter_key_len = strlen(t->filter_key);
-	if (c->filter_key_len > TP_CL_KEY_MAX)	/* BPF keeps only that much */
-		c->filter_key_len = TP_CL_KEY_MAX;
-	memcpy(c->filter_key, t->filter_key, c->filter_key_len);
 }
 
 static void publish(struct ctxwatch *t, struct pctx *p)
 {
-	fill_filter(t, p);
-	if (t->sampler && !sampler__set_proc_cfg(t->sampler, p->pid, &p->cfg))
+	const struct ctxwatch_found f = { &p->otel, &p->custom, &p->snap };
+
+	if (t->report && !t->report(t->report_arg, p->pid, &f))
 		p->found = true;
 }
 
@@ -229,9 +167,9 @@ static void count_once(bool *done, uint64_t *stat)
  * otel_thread_ctx_v1, if any, may hold something else. Counted once. */
 static void check_schema(struct ctxwatch *t, struct pctx *p)
 {
-	if (ctxsnap__schema_known(&p->snap) || !p->cfg.otel.kind)
+	if (ctxsnap__schema_known(&p->snap) || !p->otel.kind)
 		return;
-	memset(&p->cfg.otel, 0, sizeof(p->cfg.otel));
+	memset(&p->otel, 0, sizeof(p->otel));
 	count_once(&p->counted.schema, &t->stats.schema_unknown);
 	if (p->found)
 		publish(t, p);
@@ -281,11 +219,12 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 	int r1, r2;
 
 	p->due_ns = 0;
-	memset(&p->cfg, 0, sizeof(p->cfg));
-	r1 = tlsloc__find(p->pid, OTEL_SYMBOL, &p->cfg.otel, NULL, 0);
-	r2 = tlsloc__find(p->pid, CL_SYMBOL, &p->cfg.custom, NULL, 0);
+	memset(&p->otel, 0, sizeof(p->otel));
+	memset(&p->custom, 0, sizeof(p->custom));
+	r1 = tlsloc__find(p->pid, OTEL_SYMBOL, &p->otel, NULL, 0);
+	r2 = tlsloc__find(p->pid, CL_SYMBOL, &p->custom, NULL, 0);
 	if (r2 == 0 && !custom_abi_ok(p->pid)) {
-		memset(&p->cfg.custom, 0, sizeof(p->cfg.custom));
+		memset(&p->custom, 0, sizeof(p->custom));
 		r2 = -ENOENT;
 	}
 	/* The process context (keys and tag declaration) is looked for on
@@ -294,7 +233,7 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 	 * the linker leaves that symbol out). */
 	refresh_ctx(t, p);
 	check_schema(t, p);	/* also when read before, by a sample */
-	if (r1 == 0 && !p->cfg.otel.kind)
+	if (r1 == 0 && !p->otel.kind)
 		r1 = -ENOENT;	/* refused by its schema, counted there */
 	if (r1 == 0 || r2 == 0 || p->snap.tags.reg) {
 		if (!p->found_ns)

@@ -1,6 +1,6 @@
 /* Thread context per process: finds where its threads keep their context
- * (OTEP 4947 otel_thread_ctx_v1, or custom-labels v1), tells the BPF side,
- * and keeps a snapshot of its process context (key names, tag declaration)
+ * (OTEP 4947 otel_thread_ctx_v1, or custom-labels v1), reports it for the
+ * BPF side (capture/proccfg.h), and keeps a snapshot of its process context (key names, tag declaration)
  * for label decoding (capture/labels.h), read again when the process
  * publishes another or a decode misses a name. */
 #ifndef TAGPROF_CTXWATCH_H
@@ -12,7 +12,7 @@
 
 #include "proc/ctxsnap.h"
 
-struct sampler;
+struct tp_tls_loc;
 
 struct ctxwatch_stats {
 	uint64_t procs_found;	/* processes with a context symbol */
@@ -33,16 +33,23 @@ struct ctxwatch_stats {
 
 struct ctxwatch;
 
-/* The --label and --tag filters; NULL members when not given. */
-struct ctxwatch_filters {
-	const char *label_key, *label_val;
-	const char *tag_field, *tag_name;
+/* What discovery found in a process, for the BPF side: where its threads
+ * keep their context (kind TP_TLS_NONE: not there), and its process
+ * context, which names its keys and declares its register tags. */
+struct ctxwatch_found {
+	const struct tp_tls_loc *otel;		/* otel_thread_ctx_v1 */
+	const struct tp_tls_loc *custom;	/* custom_labels_current_set */
+	const struct ctxsnap *snap;
 };
 
-/* The sampler is where per-process settings go; it may be set later with
- * ctxwatch__attach. */
-struct ctxwatch *ctxwatch__new(const struct ctxwatch_filters *f);
-void ctxwatch__attach(struct ctxwatch *t, struct sampler *s);
+/* Where discovery reports what it found in pid whenever that changes
+ * (found NULL: pid is forgotten; found in force before is no longer).
+ * Returns 0 when it is in force. */
+typedef int (*ctxwatch_report_fn)(void *arg, uint32_t pid,
+				  const struct ctxwatch_found *found);
+
+/* report may be NULL: then nothing is in force. */
+struct ctxwatch *ctxwatch__new(ctxwatch_report_fn report, void *arg);
 void ctxwatch__free(struct ctxwatch *t);	/* accepts NULL */
 
 /* Lifecycle hints from the ring buffer. A sampled process without a
