@@ -149,6 +149,23 @@ static bool is(const struct result *r, const char *key, const char *want)
 
 static const char *const keys3[] = { "tenant", "query_id", "pid" };
 
+/* Decodes an OTEP 4947 record of entries e (trace and span ids: NULL for
+ * zero) against the snapshot of a process that published keys. */
+static int decode_record(const char *const *keys, size_t nkeys,
+			 const uint8_t *trace, const uint8_t *span,
+			 const struct entry *e, size_t ne, struct result *r)
+{
+	uint8_t blob[TP_CTX_SPACE];
+	struct ctxsnap snap;
+
+	if (make_snap(&snap, keys, nkeys, NULL))
+		return -1;
+	decode(&snap, &(struct labels_sample){ .kind = TP_CTX_OTEL, .blob = blob,
+		.size = otel_record(blob, trace, span, e, ne, -1) }, r);
+	ctxsnap__clear(&snap);
+	return 0;
+}
+
 static void test_otel_record(void)
 {
 	static const uint8_t trace[16] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
@@ -156,14 +173,9 @@ static void test_otel_record(void)
 	static const uint8_t span[8] = { 0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5,
 					 0xa6, 0xa7 };
 	const struct entry e[] = { { 1, "q1" }, { 0, "acme" }, { 1, "q2" } };
-	struct ctxsnap snap;
-	uint8_t blob[TP_CTX_SPACE];
 	struct result r;
 
-	CHECK(!make_snap(&snap, keys3, 3, NULL));
-	decode(&snap, &(struct labels_sample){ .kind = TP_CTX_OTEL, .blob = blob,
-		.size = otel_record(blob, trace, span, e, 3, -1) }, &r);
-	ctxsnap__clear(&snap);
+	CHECK(!decode_record(keys3, 3, trace, span, e, 3, &r));
 	CHECK(r.n == 4 && r.miss == CTXSNAP_MISS_NONE);
 	CHECK(is(&r, "trace_id", "000102030405060708090a0b0c0d0e0f"));
 	CHECK(is(&r, "span_id", "a0a1a2a3a4a5a6a7"));
@@ -177,14 +189,9 @@ static void test_otel_record(void)
 static void test_otel_unknown_key(void)
 {
 	const struct entry e[] = { { 0, "acme" }, { 7, "x" }, { 9, "y" } };
-	struct ctxsnap snap;
-	uint8_t blob[TP_CTX_SPACE];
 	struct result r;
 
-	CHECK(!make_snap(&snap, keys3, 1, NULL));
-	decode(&snap, &(struct labels_sample){ .kind = TP_CTX_OTEL, .blob = blob,
-		.size = otel_record(blob, NULL, NULL, e, 3, -1) }, &r);
-	ctxsnap__clear(&snap);
+	CHECK(!decode_record(keys3, 1, NULL, NULL, e, 3, &r));
 	CHECK(r.miss == CTXSNAP_MISS_KEY);
 	CHECK(r.st.unknown_key == 2);
 	CHECK(r.n == 1 && is(&r, "tenant", "acme"));
@@ -197,19 +204,13 @@ static void test_otel_other_schema(void)
 {
 	const struct entry e[] = { { 0, "acme" } };
 	const char *saved = otel_ctx_schema;
-	struct ctxsnap snap;
-	uint8_t blob[TP_CTX_SPACE];
 	struct result r;
 	int ret;
 
 	otel_ctx_schema = "go_pprof_labels_v1";
-	ret = make_snap(&snap, keys3, 1, NULL);
+	ret = decode_record(keys3, 1, NULL, NULL, e, 1, &r);
 	otel_ctx_schema = saved;
-	CHECK(!ret);
-	decode(&snap, &(struct labels_sample){ .kind = TP_CTX_OTEL, .blob = blob,
-		.size = otel_record(blob, NULL, NULL, e, 1, -1) }, &r);
-	ctxsnap__clear(&snap);
-	CHECK(r.n == 0 && r.miss == CTXSNAP_MISS_NONE);
+	CHECK(!ret && r.n == 0 && r.miss == CTXSNAP_MISS_NONE);
 }
 
 /* No snapshot (the process is not watched): OTEP records need the key
@@ -276,14 +277,9 @@ static void test_bad_utf8(void)
 {
 	const char *const keys[] = { "k\xff" };
 	const struct entry e[] = { { 0, "ok\xc3" } };
-	struct ctxsnap snap;
-	uint8_t blob[TP_CTX_SPACE];
 	struct result r;
 
-	CHECK(!make_snap(&snap, keys, 1, NULL));
-	decode(&snap, &(struct labels_sample){ .kind = TP_CTX_OTEL, .blob = blob,
-		.size = otel_record(blob, NULL, NULL, e, 1, -1) }, &r);
-	ctxsnap__clear(&snap);
+	CHECK(!decode_record(keys, 1, NULL, NULL, e, 1, &r));
 	CHECK(r.n == 1 && r.st.bad_utf8 == 2);
 	CHECK(is(&r, "k\xef\xbf\xbd", "ok\xef\xbf\xbd"));
 }

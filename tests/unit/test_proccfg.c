@@ -48,31 +48,41 @@ static int report(struct proccfg *c, uint32_t pid, const struct ctxsnap *s)
 	return proccfg__set_context(c, pid, &f);
 }
 
+/* What proccfg holds for pid 7 once ctxwatch reported the snapshot of
+ * make_snap, under filters f. */
+static int settings(const struct proccfg_filters *f, struct tp_proc_cfg *out)
+{
+	struct proccfg *c = proccfg__new(f);
+	const struct tp_proc_cfg *v;
+	struct ctxsnap s;
+	int ret = -1;
+
+	make_snap(&s);
+	if (c && !report(c, 7, &s) && (v = proccfg__get(c, 7)) &&
+	    !proccfg__get(c, 8)) {
+		*out = *v;
+		ret = 0;
+	}
+	tagdecl__clear(&s.tags);
+	proccfg__free(c);
+	return ret;
+}
+
 /* --label KEY=VALUE: the key's index in each process's key map, or
  * TP_FILTER_NO_KEY (cannot match) where it has none. */
 static void test_label_filter(void)
 {
 	static const struct proccfg_filters q = { "query_id", "q1" },
 					    other = { "job", "alpha" };
-	struct proccfg *c = proccfg__new(&q), *d = proccfg__new(&other);
-	const struct tp_proc_cfg *v, *w;
-	struct ctxsnap s;
+	struct tp_proc_cfg v, w;
 
-	make_snap(&s);
-	CHECK(c && d && !report(c, 7, &s) && !report(d, 7, &s));
-	v = proccfg__get(c, 7);
-	w = proccfg__get(d, 7);
-	CHECK(v && w);
-	CHECK(v->otel.kind == TP_TLS_STATIC && v->otel.tpoff == -64);
-	CHECK(v->custom.kind == TP_TLS_NONE);
-	CHECK(v->filter_key_idx == 1 && v->filter_len == 2 &&
-	      !memcmp(v->filter_val, "q1", 2));
-	CHECK(v->filter_key_len == 8 && !memcmp(v->filter_key, "query_id", 8));
-	CHECK(w->filter_key_idx == TP_FILTER_NO_KEY);
-	CHECK(!proccfg__get(c, 8));
-	tagdecl__clear(&s.tags);
-	proccfg__free(c);
-	proccfg__free(d);
+	CHECK(!settings(&q, &v) && !settings(&other, &w));
+	CHECK(v.otel.kind == TP_TLS_STATIC && v.otel.tpoff == -64);
+	CHECK(v.custom.kind == TP_TLS_NONE);
+	CHECK(v.filter_key_idx == 1 && v.filter_len == 2 &&
+	      !memcmp(v.filter_val, "q1", 2));
+	CHECK(v.filter_key_len == 8 && !memcmp(v.filter_key, "query_id", 8));
+	CHECK(w.filter_key_idx == TP_FILTER_NO_KEY);
 }
 
 /* --tag FIELD=NAME: the field's mask and the value NAME stands for; a name
@@ -83,21 +93,13 @@ static void test_tag_filter(void)
 						     .tag_name = "join" },
 					    scan = { .tag_field = "operator",
 						     .tag_name = "scan" };
-	struct proccfg *c = proccfg__new(&join), *d = proccfg__new(&scan);
-	const struct tp_proc_cfg *v, *w;
-	struct ctxsnap s;
+	struct tp_proc_cfg v, w;
 
-	make_snap(&s);
-	CHECK(c && d && !report(c, 7, &s) && !report(d, 7, &s));
-	v = proccfg__get(c, 7);
-	w = proccfg__get(d, 7);
-	CHECK(v && w && v->tag_reg == s.tags.reg);
-	CHECK(v->tag_filter_mask == 0xffff && v->tag_filter_value == 2);
-	CHECK(w->tag_filter_mask == 0 && w->tag_filter_value == 1);
-	CHECK(v->filter_len == 0 && v->filter_key_len == 0);
-	tagdecl__clear(&s.tags);
-	proccfg__free(c);
-	proccfg__free(d);
+	CHECK(!settings(&join, &v) && !settings(&scan, &w));
+	CHECK(v.tag_reg == tagdecl__reg_index(TAG_REG));
+	CHECK(v.tag_filter_mask == 0xffff && v.tag_filter_value == 2);
+	CHECK(w.tag_filter_mask == 0 && w.tag_filter_value == 1);
+	CHECK(v.filter_len == 0 && v.filter_key_len == 0);
 }
 
 /* The unwinder's mark and the context settings are one value in BPF:
