@@ -47,7 +47,7 @@ struct pctx {
 	uint64_t started_ns;	/* its start or last exec (CLOCK_MONOTONIC);
 				   0 = unknown */
 	uint64_t found_ns;	/* when discovery first found something */
-	struct tp_tls_loc otel, custom;	/* where its threads keep them */
+	struct tp_tls_loc otel, custom;	/* where its threads keep theirs */
 	struct ctxsnap snap;	/* the process context as last read */
 };
 

@@ -42,9 +42,10 @@ struct ctxwatch_found {
 	const struct ctxsnap *snap;
 };
 
-/* Where discovery reports what it found in pid whenever that changes
- * (found NULL: pid is forgotten; found in force before is no longer).
- * Returns 0 when it is in force. */
+/* Where discovery reports what it found in pid, whenever that changes
+ * (found NULL: pid is forgotten, and what was in force for it goes), at
+ * once: a process's first sample is followed by others the BPF side
+ * should already read the context of. Returns 0 when it is in force. */
 typedef int (*ctxwatch_report_fn)(void *arg, uint32_t pid,
 				  const struct ctxwatch_found *found);
 
