@@ -69,7 +69,7 @@ $(BUILD)/obj/%.pb-c.o: $(BUILD)/%.pb-c.c | $(BUILD)/obj
 # Every agent object may include a skeleton or the generated proto header.
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*/*.h include/*.h) $(SKELS) $(PROTO_H) | $(BUILD)/obj
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
 
 $(BUILD)/tagprof: $(OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)

@@ -137,8 +137,8 @@ struct tp_proc_cfg {
 	__u32 tag_reg;
 	__u64 tag_filter_mask;
 	__u64 tag_filter_value;
-	/* enum tp_proc_unwind; owned by the unwinder (sampler__set_unwind):
-	 * sampler__set_proc_cfg keeps the value already in the map. */
+	/* enum tp_proc_unwind: the unwinder's `auto` mark, which
+	 * src/capture/proccfg.c keeps beside the settings above. */
 	__u32 unwind;
 	__u32 unwind_pad;
 };

@@ -13,6 +13,8 @@
 #include <time.h>
 
 #include "capture/capture.h"
+#include "capture/labels.h"
+#include "capture/proccfg.h"
 #include "capture/records.h"
 #include "capture/resolver.h"
 #include "unwind/elfimage.h"
@@ -20,6 +22,7 @@
 #include "proc/pbcheck.h"
 #include "out/pprof.h"
 #include "out/pprofwin.h"
+#include "proc/ctxwatch.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
 #include "kernel/sampler.h"
@@ -35,7 +38,9 @@ struct capture {
 	struct proctable *procs;
 	struct ksymbolizer *ks;
 	struct symbolizer *sym;
-	struct threadctx *tc;
+	struct ctxwatch *cw;
+	struct proccfg *cfg;		/* what BPF does per process */
+	struct labels_stats labels;	/* since the start */
 	struct unwinder *uw;
 	struct resolver *res;
 	struct loctab *lt;		/* the current window's frames */
@@ -108,13 +113,14 @@ static int on_record(void *ctx, const void *data, size_t size)
 		proctable__forget(c->procs, t->pid);
 		unwinder__forget(c->uw, t->pid);
 		if (kind == RECORD_EXEC)
-			threadctx__on_exec(c->tc, t->pid);
+			ctxwatch__on_exec(c->cw, t->pid);
 		else
-			threadctx__on_exit(c->tc, t->pid);
+			ctxwatch__on_exit(c->cw, t->pid);
 		break;
 	case RECORD_MALFORMED:
 		c->win_bad++;
 	}
+	proccfg__apply_marks(c->cfg, c->uw);
 	return 0;
 }
 
@@ -136,12 +142,13 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	c->sym = c->ks && c->lt ? symbolizer__new(c->procs, c->ks, c->lt) :
 		 NULL;
 	c->pw = new_pprofwin(c);
-	c->tc = threadctx__new(&o->filters);
+	c->cfg = proccfg__new(&o->filters);
+	c->cw = c->cfg ? ctxwatch__new(proccfg__set_context, c->cfg) : NULL;
 	c->uw = unwinder__new(c->procs, o->unwind);
-	if (!c->procs || !c->sym || !c->pw || !c->tc || !c->uw)
+	if (!c->procs || !c->sym || !c->pw || !c->cw || !c->uw)
 		return -ENOMEM;
 	c->res = resolver__new(&(struct resolver_parts){
-		.procs = c->procs, .tc = c->tc, .uw = c->uw, .sym = c->sym,
+		.procs = c->procs, .cw = c->cw, .labels = &c->labels, .uw = c->uw, .sym = c->sym,
 		.lt = c->lt, .service_label = o->service_label });
 	if (!c->res)
 		return -ENOMEM;
@@ -193,13 +200,12 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 		capture__free(c);
 		return NULL;
 	}
-	threadctx__attach(c->tc, c->sampler);
-	unwinder__attach(c->uw, c->sampler);
+	proccfg__attach(c->cfg, c->sampler);
 	unwinder__set_verbose(c->uw, o->verbose);
 	/* The in-kernel --label/--tag filters drop samples of processes they
 	 * have no settings for: configure every running process up front. */
 	if (o->filters.label_key || o->filters.tag_field)
-		threadctx__scan_all(c->tc);
+		ctxwatch__scan_all(c->cw);
 	c->win_real_ns = clock__ns(CLOCK_REALTIME);
 	c->win_mono_ns = clock__ns(CLOCK_MONOTONIC);
 	c->next_due_ms = -1;
@@ -213,7 +219,7 @@ void capture__poll(struct capture *c, int timeout_ms)
 	if (c->next_due_ms >= 0 && c->next_due_ms < timeout_ms)
 		timeout_ms = c->next_due_ms;
 	sampler__poll(c->sampler, timeout_ms);
-	c->next_due_ms = threadctx__tick(c->tc);
+	c->next_due_ms = ctxwatch__tick(c->cw);
 }
 
 void capture__stop(struct capture *c)
@@ -289,7 +295,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 {
 	const struct symbolizer_stats *ss = symbolizer__stats(c->sym);
 	const struct proctable_stats *ps = proctable__stats(c->procs);
-	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
 	const struct ksymbolizer_stats *ks = ksymbolizer__stats(c->ks);
 	char refused[160];
 
@@ -359,8 +365,8 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		(unsigned long long)st->ctx_record_unreadable,
 		(unsigned long long)st->ctx_invalid,
 		(unsigned long long)st->ctx_oversize,
-		(unsigned long long)st->ctx_torn, ts->unknown_key, ts->bad_utf8,
-		ts->truncated, ts->locate_failed, ts->schema_unknown,
+		(unsigned long long)st->ctx_torn, c->labels.unknown_key,
+		c->labels.bad_utf8, c->labels.truncated, ts->locate_failed, ts->schema_unknown,
 		(unsigned long long)st->label_filtered);
 	capture__ctx_refusals(c, refused, sizeof(refused));
 	comment(pp, "process context since start: %s", refused);
@@ -368,7 +374,7 @@ static void add_comments(struct capture *c, struct pprof *pp,
 		" processes declared tags; %llu saved registers unreadable, %"
 		PRIu64 " field values without a name; %llu samples dropped by "
 		"--tag", (unsigned long long)st->tag_read, ts->tag_procs,
-		(unsigned long long)st->tag_unreadable, ts->tag_unnamed,
+		(unsigned long long)st->tag_unreadable, c->labels.tag_unnamed,
 		(unsigned long long)st->tag_filtered);
 	add_unwind_comment(c, pp, st);
 }
@@ -389,7 +395,7 @@ uint64_t capture__perfmaps_unread(const struct capture *c, char *buf,
 
 uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
 {
-	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
 
 	snprintf(buf, len, "%" PRIu64 " payloads refused unread (AnyValues "
 		 "nested over %d deep or over %d fields), %" PRIu64
@@ -401,7 +407,7 @@ uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
 
 void capture__print_summary(struct capture *c, uint64_t duration_ns)
 {
-	const struct threadctx_stats *ts = threadctx__stats(c->tc);
+	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
 	unsigned long long fails;
 	char refused[256];
 	struct tp_stats st;
@@ -433,7 +439,7 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 			(unsigned long long)st.ctx_record_unreadable,
 			(unsigned long long)st.ctx_invalid,
 			(unsigned long long)st.ctx_oversize,
-			(unsigned long long)st.ctx_torn, ts->unknown_key,
+			(unsigned long long)st.ctx_torn, c->labels.unknown_key,
 			ts->schema_unknown);
 	if (capture__ctx_refusals(c, refused, sizeof(refused)))
 		fprintf(stderr, "tagprof: process context: %s\n", refused);
@@ -548,7 +554,8 @@ void capture__sweep(struct capture *c)
 {
 	unwinder__sweep(c->uw);
 	proctable__sweep(c->procs);
-	threadctx__sweep(c->tc);
+	ctxwatch__sweep(c->cw);
+	proccfg__apply_marks(c->cfg, c->uw);
 }
 
 uint64_t capture__window_samples(const struct capture *c)
@@ -579,9 +586,10 @@ void capture__free(struct capture *c)
 	if (!c)
 		return;
 	sampler__free(c->sampler);	/* before the tables its callback uses */
-	threadctx__free(c->tc);
+	ctxwatch__free(c->cw);
 	resolver__free(c->res);
 	unwinder__free(c->uw);
+	proccfg__free(c->cfg);
 	pprofwin__free(c->pw);
 	symbolizer__free(c->sym);
 	loctab__free(c->lt);

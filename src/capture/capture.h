@@ -12,7 +12,7 @@
 
 #include "capture/sample.h"
 #include "kernel/events.h"
-#include "proc/threadctx.h"
+#include "capture/proccfg.h"
 
 struct pprof;
 
@@ -25,7 +25,7 @@ struct capture_opts {
 	bool follow_children;		/* processes the pids start join */
 	const char *cgroup;
 	bool idle;
-	struct threadctx_filters filters;
+	struct proccfg_filters filters;
 	bool service_label;		/* label samples with "service" */
 	int unwind;			/* enum tp_unwind_mode */
 	uint32_t stack_bytes;		/* per stack copy; 0: the default */

@@ -7,7 +7,8 @@
 
 #include "out/pprof.h"
 #include "proc/proctable.h"
-#include "proc/threadctx.h"
+#include "capture/labels.h"
+#include "proc/ctxwatch.h"
 #include "sym/symbolizer.h"
 #include "unwind/unwind.h"
 
@@ -42,7 +43,7 @@ void resolver__free(struct resolver *r)
 static const char *service_of(struct resolver *r, const struct proc *p,
 			      uint32_t pid, const char *comm)
 {
-	const char *s = pid ? threadctx__service(r->x.tc, pid) : NULL;
+	const char *s = pid ? ctxwatch__service(r->x.cw, pid) : NULL;
 
 	if (s && *s)
 		return s;
@@ -87,11 +88,12 @@ static size_t labels(struct resolver *r, const struct proc *p,
 	if (r->x.service_label)
 		labels[nl++] = (struct pprof_label){
 			.key = "service", .str = service_of(r, p, s->pid, comm) };
-	nl += threadctx__labels(r->x.tc, &(struct threadctx_sample){
+	nl += labels__resolve(r->x.cw, &(struct labels_sample){
 		.pid = s->pid, .time_ns = s->time_ns, .kind = s->ctx_kind,
 		.blob = rs->ctx, .size = s->ctx_size, .tag_valid = s->tag_valid,
-		.tag = s->tag },
-		labels + nl, MAX_LABELS - nl, r->strs, sizeof(r->strs));
+		.tag = s->tag }, &(struct labels_buf){
+		labels + nl, MAX_LABELS - nl, r->strs, sizeof(r->strs) },
+		r->x.labels);
 	return nl;
 }
 
@@ -105,7 +107,7 @@ const struct resolved_sample *resolver__sample(struct resolver *r,
 	r->comm[TP_COMM_LEN] = '\0';
 	if (s->pid) {
 		p = proctable__get(r->x.procs, s->pid, s->start_ns, r->comm);
-		threadctx__on_sample(r->x.tc, s->pid, s->start_ns);
+		ctxwatch__on_sample(r->x.cw, s->pid, s->start_ns);
 	}
 	r->out = (struct resolved_sample){
 		.pid = s->pid, .tid = s->tid, .cpu = s->cpu,

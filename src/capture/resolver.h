@@ -12,14 +12,16 @@
 #include "capture/sample.h"
 
 struct proctable;
-struct threadctx;
+struct ctxwatch;
+struct labels_stats;
 struct unwinder;
 struct symbolizer;
 
 /* What resolving uses, borrowed: it must outlive the resolver. */
 struct resolver_parts {
 	struct proctable *procs;
-	struct threadctx *tc;
+	struct ctxwatch *cw;		/* process contexts, for labels */
+	struct labels_stats *labels;	/* what decoding counted */
 	struct unwinder *uw;
 	struct symbolizer *sym;		/* writes into lt */
 	struct loctab *lt;

@@ -512,7 +512,7 @@ static void fill_capture_opts(const struct record_opts *o,
 	}
 	co->cgroup = o->cgroup;
 	co->idle = o->idle;
-	co->filters = (struct threadctx_filters){
+	co->filters = (struct proccfg_filters){
 		.label_key = o->label_key, .label_val = o->label_val,
 		.tag_field = o->tag_field, .tag_name = o->tag_name };
 	co->verbose = o->verbose;

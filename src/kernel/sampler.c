@@ -356,47 +356,16 @@ void sampler__free(struct sampler *s)
 	free(s);
 }
 
-int sampler__set_proc_cfg(struct sampler *s, uint32_t pid,
-			  const struct tp_proc_cfg *cfg)
+int sampler__write_proc_cfg(struct sampler *s, uint32_t pid,
+			    const struct tp_proc_cfg *cfg)
 {
-	struct tp_proc_cfg c = *cfg, old;
-
-	/* The unwind field belongs to sampler__set_unwind: keep it. */
-	c.unwind = 0;
-	if (!bpf_map__lookup_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
-				  &old, sizeof(old), 0))
-		c.unwind = old.unwind;
 	if (bpf_map__update_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
-				 &c, sizeof(c), BPF_ANY))
+				 cfg, sizeof(*cfg), BPF_ANY))
 		return -errno;
 	return 0;
 }
 
-int sampler__set_unwind(struct sampler *s, uint32_t pid, uint32_t unwind)
-{
-	static const struct tp_proc_cfg zero;
-	struct tp_proc_cfg c;
-
-	if (bpf_map__lookup_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
-				 &c, sizeof(c), 0)) {
-		if (!unwind)
-			return 0;
-		c = zero;
-	}
-	c.unwind = unwind;
-	/* An entry that only held the unwind setting goes when it is reset,
-	 * so that the map keeps room for the processes that need it. */
-	if (!memcmp(&c, &zero, sizeof(c))) {
-		bpf_map__delete_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid), 0);
-		return 0;
-	}
-	if (bpf_map__update_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid),
-				 &c, sizeof(c), BPF_ANY))
-		return -errno;
-	return 0;
-}
-
-void sampler__del_proc_cfg(struct sampler *s, uint32_t pid)
+void sampler__delete_proc_cfg(struct sampler *s, uint32_t pid)
 {
 	bpf_map__delete_elem(s->skel->maps.proc_cfg, &pid, sizeof(pid), 0);
 }

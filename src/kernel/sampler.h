@@ -53,13 +53,11 @@ void sampler__stats(struct sampler *s, struct tp_stats *total,
 int sampler__ncpus(const struct sampler *s);
 
 struct tp_proc_cfg;
-/* Where pid's threads keep their context, and its --label settings. */
-int sampler__set_proc_cfg(struct sampler *s, uint32_t pid,
-			  const struct tp_proc_cfg *cfg);
-void sampler__del_proc_cfg(struct sampler *s, uint32_t pid);
-/* The process's enum tp_proc_unwind (`auto` mode). set_proc_cfg keeps it;
- * an entry that holds nothing else is deleted when it is reset to 0. */
-int sampler__set_unwind(struct sampler *s, uint32_t pid, uint32_t unwind);
+/* pid's entry in the proc_cfg map: written whole (0 or -errno), or
+ * deleted. Only capture/proccfg.c calls these: it owns the values. */
+int sampler__write_proc_cfg(struct sampler *s, uint32_t pid,
+			    const struct tp_proc_cfg *cfg);
+void sampler__delete_proc_cfg(struct sampler *s, uint32_t pid);
 
 void sampler__free(struct sampler *s);		/* accepts NULL */
 

@@ -49,7 +49,6 @@
 #include "proc/procfs.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
-#include "kernel/sampler.h"
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
@@ -122,7 +121,8 @@ struct uwproc {
 
 struct unwinder {
 	struct proctable *procs;
-	struct sampler *sampler;
+	struct hashmap *marks;		/* pid -> wants copies (1) or not (0):
+					   decided, not yet taken */
 	int mode;
 	int verbose;
 	bool verify;			/* TAGPROF_UNWIND_VERIFY: rules vs dwfl */
@@ -868,6 +868,27 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 
 /* ---- processes and `auto` ---- */
 
+/* Records that pid wants its stacks copied on every sample, or no longer,
+ * for unwinder__take_marks: the latest word for a pid wins. */
+static int note_mark(struct unwinder *u, uint32_t pid, bool copy)
+{
+	return hashmap__put(u->marks, &pid, sizeof(pid), copy);
+}
+
+size_t unwinder__take_marks(struct unwinder *u, struct unwind_mark *out,
+			    size_t max)
+{
+	size_t it = 0, n = 0;
+	const void *key;
+	uint64_t v;
+
+	while (n < max && hashmap__next(u->marks, &it, &key, NULL, &v))
+		out[n++] = (struct unwind_mark){ *(const uint32_t *)key, v };
+	for (size_t i = 0; i < n; i++)
+		hashmap__del(u->marks, &out[i].pid, sizeof(out[i].pid), NULL);
+	return n;
+}
+
 static void uwproc_free(void *ptr)
 {
 	struct uwproc *up = ptr;
@@ -876,8 +897,7 @@ static void uwproc_free(void *ptr)
 		return;
 	dwfl_drop(up);
 	if (up->marked) {
-		if (up->u->sampler)
-			sampler__set_unwind(up->u->sampler, up->pid, 0);
+		note_mark(up->u, up->pid, false);
 		up->u->nmarked--;
 	}
 	free(up);
@@ -910,12 +930,11 @@ static struct uwproc *uwproc_get(struct unwinder *u, const struct proc *p)
 
 static void set_marked(struct unwinder *u, struct uwproc *up, bool on)
 {
-	if (!u->sampler || up->marked == on)
+	if (up->marked == on)
 		return;
 	if (on && u->nmarked >= MAX_MARKED)
 		return;
-	if (sampler__set_unwind(u->sampler, up->pid,
-				on ? TP_PROC_UNWIND_COPY : 0))
+	if (note_mark(u, up->pid, on))
 		return;
 	up->marked = on;
 	up->win_copies = up->win_helped = 0;
@@ -929,6 +948,28 @@ static void set_marked(struct unwinder *u, struct uwproc *up, bool on)
 	} else {
 		u->nmarked--;
 		u->stats.unmarked++;
+	}
+}
+
+void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy)
+{
+	struct uwproc *up;
+	uint64_t v;
+
+	if (!hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
+		return;
+	up = (struct uwproc *)(uintptr_t)v;
+	if (up->marked != copy)
+		return;
+	/* Not in force: undo it, so that the next probe that helps asks
+	 * again, and the counts say only what BPF does. */
+	up->marked = !copy;
+	if (copy) {
+		u->nmarked--;
+		u->stats.marked--;
+	} else {
+		u->nmarked++;
+		u->stats.unmarked--;
 	}
 }
 
@@ -1061,17 +1102,13 @@ struct unwinder *unwinder__new(struct proctable *procs, int mode)
 	u->verify = getenv("TAGPROF_UNWIND_VERIFY") != NULL;
 	u->procs_by_pid = hashmap__new(0);
 	u->bins = hashmap__new(0);
-	if (!u->procs_by_pid || !u->bins) {
+	u->marks = hashmap__new(0);
+	if (!u->procs_by_pid || !u->bins || !u->marks) {
 		unwinder__free(u);
 		return NULL;
 	}
 	load_vdso(u);
 	return u;
-}
-
-void unwinder__attach(struct unwinder *u, struct sampler *s)
-{
-	u->sampler = s;
 }
 
 void unwinder__set_verbose(struct unwinder *u, int verbose)
@@ -1083,8 +1120,9 @@ void unwinder__free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	u->sampler = NULL;	/* it may be gone already */
 	hashmap__free_values(u->procs_by_pid, uwproc_free);
+	hashmap__free(u->marks);	/* after the processes: they note
+					   their unmarks */
 	hashmap__free_values(u->bins, bin_free);
 	bin_free(u->vdso_bin);
 	if (u->vdso_elf)

@@ -11,7 +11,6 @@
 
 struct proctable;
 struct proc;
-struct sampler;
 struct tp_sample;
 struct tp_uregs;
 
@@ -36,10 +35,8 @@ struct unwind_stats {
 
 struct unwinder;
 
-/* mode: enum tp_unwind_mode. The sampler (for `auto` marks) may be set
- * later with unwinder__attach. NULL on ENOMEM. */
+/* mode: enum tp_unwind_mode. NULL on ENOMEM. */
 struct unwinder *unwinder__new(struct proctable *procs, int mode);
-void unwinder__attach(struct unwinder *u, struct sampler *s);
 /* >0: a line on stderr when `auto` marks or unmarks a process. */
 void unwinder__set_verbose(struct unwinder *u, int verbose);
 void unwinder__free(struct unwinder *u);	/* accepts NULL */
@@ -73,6 +70,20 @@ struct unwind_sample {
  * number written. */
 size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 			    const struct unwind_sample *s, uint64_t *out);
+
+/* What `auto` decided since the last call: pid wants its stacks copied on
+ * every sample (copy), or no longer. At most max into out; returns how
+ * many. The owner of the BPF settings (capture/proccfg.h) applies them. */
+struct unwind_mark {
+	uint32_t pid;
+	bool copy;
+};
+size_t unwinder__take_marks(struct unwinder *u, struct unwind_mark *out,
+			    size_t max);
+/* The owner could not put a mark taken from here in force (the BPF map is
+ * full): pid goes back to its state before it, and a later probe that
+ * helps asks again. */
+void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy);
 
 /* The pid exec'd or exited: its cached state goes. */
 void unwinder__forget(struct unwinder *u, uint32_t pid);

@@ -6,7 +6,8 @@
 #include "kernel/ksymbolizer.h"
 #include "out/pprof.h"
 #include "proc/proctable.h"
-#include "proc/threadctx.h"
+#include "capture/labels.h"
+#include "proc/ctxwatch.h"
 #include "sym/loctab.h"
 #include "sym/symbolizer.h"
 #include "unwind/unwind.h"
@@ -30,19 +31,19 @@ __attribute__((noinline, used)) int rs_caller(int x)
 struct parts {
 	struct resolver_parts x;
 	struct ksymbolizer *ks;
+	struct labels_stats labels;
 };
 
 static bool parts_new(struct parts *ps, bool service)
 {
-	static const struct threadctx_filters none;
-
 	memset(ps, 0, sizeof(*ps));
 	ps->ks = ksymbolizer__new(false);
 	ps->x.procs = proctable__new();
 	ps->x.lt = loctab__new();
-	ps->x.tc = threadctx__new(&none);
+	ps->x.cw = ctxwatch__new(NULL, NULL);
+	ps->x.labels = &ps->labels;
 	ps->x.service_label = service;
-	if (!ps->ks || !ps->x.procs || !ps->x.lt || !ps->x.tc)
+	if (!ps->ks || !ps->x.procs || !ps->x.lt || !ps->x.cw)
 		return false;
 	ps->x.uw = unwinder__new(ps->x.procs, TP_UNWIND_FP);
 	ps->x.sym = symbolizer__new(ps->x.procs, ps->ks, ps->x.lt);
@@ -53,7 +54,7 @@ static void parts_free(struct parts *ps)
 {
 	symbolizer__free(ps->x.sym);
 	unwinder__free(ps->x.uw);
-	threadctx__free(ps->x.tc);
+	ctxwatch__free(ps->x.cw);
 	loctab__free(ps->x.lt);
 	proctable__free(ps->x.procs);
 	ksymbolizer__free(ps->ks);

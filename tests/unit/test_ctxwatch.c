@@ -1,4 +1,4 @@
-/* threadctx's timing on real processes: when a process that has no
+/* ctxwatch's timing on real processes: when a process that has no
  * context yet is looked at again, and when a sample's unknown key makes
  * the agent read the process context again. Children of this test are the
  * targets; the one with a context publishes it with the OTEP 4719 writer
@@ -6,8 +6,9 @@
  * the specification), and updates it in place as the OTEP describes:
  * published_at zeroed, fields written, a new published_at. */
 #include "check.h"
+#include "capture/labels.h"
 #include "out/pprof.h"
-#include "proc/threadctx.h"
+#include "proc/ctxwatch.h"
 #include "sample_event.h"
 #include "../workloads/otel_ctx_writer.h"
 
@@ -28,11 +29,9 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static struct threadctx *new_ctx(void)
+static struct ctxwatch *new_ctx(void)
 {
-	static const struct threadctx_filters none;
-
-	return threadctx__new(&none);
+	return ctxwatch__new(NULL, NULL);
 }
 
 /* A child that sleeps until killed: a process with no context. */
@@ -62,21 +61,21 @@ static void stop(pid_t pid)
 static void test_recheck_soon_while_starting(void)
 {
 	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
-	struct threadctx *young = new_ctx(), *old = new_ctx(),
+	struct ctxwatch *young = new_ctx(), *old = new_ctx(),
 			 *unknown = new_ctx();
 	pid_t pid = start_sleeper();
 	int ms_young, ms_old, ms_unknown;
 
 	CHECK(young && old && unknown && pid > 0);
-	threadctx__on_sample(young, pid, boot);
-	threadctx__on_sample(old, pid, boot - 10000000000ull);
-	threadctx__on_sample(unknown, pid, 0);
-	ms_young = threadctx__tick(young);
-	ms_old = threadctx__tick(old);
-	ms_unknown = threadctx__tick(unknown);
-	threadctx__free(young);
-	threadctx__free(old);
-	threadctx__free(unknown);
+	ctxwatch__on_sample(young, pid, boot);
+	ctxwatch__on_sample(old, pid, boot - 10000000000ull);
+	ctxwatch__on_sample(unknown, pid, 0);
+	ms_young = ctxwatch__tick(young);
+	ms_old = ctxwatch__tick(old);
+	ms_unknown = ctxwatch__tick(unknown);
+	ctxwatch__free(young);
+	ctxwatch__free(old);
+	ctxwatch__free(unknown);
 	stop(pid);
 	fprintf(stderr, "  next look: %d ms started now, %d ms started 10 s ago, %d ms start unknown\n",
 		ms_young, ms_old, ms_unknown);
@@ -90,19 +89,19 @@ static void test_recheck_soon_while_starting(void)
 static void test_recheck_soon_after_exec(void)
 {
 	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
-	struct threadctx *t = new_ctx();
+	struct ctxwatch *t = new_ctx();
 	pid_t pid = start_sleeper();
 	int ms_before, ms_exec, ms_after;
 
 	CHECK(t && pid > 0);
-	threadctx__on_sample(t, pid, boot - 10000000000ull);
-	ms_before = threadctx__tick(t);
-	threadctx__on_exec(t, pid);
-	ms_exec = threadctx__tick(t);
+	ctxwatch__on_sample(t, pid, boot - 10000000000ull);
+	ms_before = ctxwatch__tick(t);
+	ctxwatch__on_exec(t, pid);
+	ms_exec = ctxwatch__tick(t);
 	usleep((ms_exec + 5) * 1000);
-	threadctx__tick(t);	/* the discovery after the exec: nothing */
-	ms_after = threadctx__tick(t);
-	threadctx__free(t);
+	ctxwatch__tick(t);	/* the discovery after the exec: nothing */
+	ms_after = ctxwatch__tick(t);
+	ctxwatch__free(t);
 	stop(pid);
 	fprintf(stderr, "  next look: %d ms before the exec, %d ms after it, then %d ms\n",
 		ms_before, ms_exec, ms_after);
@@ -192,18 +191,21 @@ static size_t record(uint8_t *blob, uint8_t idx, const char *val)
 	return TP_OTEL_HDR_SIZE + 2 + len;
 }
 
-static const char *label(struct threadctx *t, uint32_t pid, uint64_t time_ns,
-			 uint8_t idx, const char *val, const char *key,
-			 char *buf, size_t buflen)
+/* The sample's label key, as the capture resolves it: decoded against the
+ * snapshot t keeps, which t reads again on a miss when due. */
+static const char *label(struct ctxwatch *t, struct labels_stats *st,
+			 uint32_t pid, uint64_t time_ns, uint8_t idx,
+			 const char *val, const char *key, char *buf,
+			 size_t buflen)
 {
 	struct pprof_label out[8];
 	uint8_t blob[64];
 	size_t n;
 
-	n = threadctx__labels(t, &(struct threadctx_sample){
+	n = labels__resolve(t, &(struct labels_sample){
 		.pid = pid, .time_ns = time_ns, .kind = TP_CTX_OTEL,
 		.blob = blob, .size = record(blob, idx, val) },
-		out, 8, buf, buflen);
+		&(struct labels_buf){ out, 8, buf, buflen }, st);
 	for (size_t i = 0; i < n; i++)
 		if (out[i].str && !strcmp(out[i].key, key))
 			return out[i].str;
@@ -217,28 +219,29 @@ static const char *label(struct threadctx *t, uint32_t pid, uint64_t time_ns,
  * labelpool run). */
 static void test_key_published_after_read(void)
 {
-	struct threadctx *t = new_ctx();
+	struct ctxwatch *t = new_ctx();
 	struct writer w = { .pid = -1 };
+	struct labels_stats st = { 0 };
 	const char *v;
 	char buf[256];
 
 	CHECK(t && !writer_start(&w));
-	threadctx__on_sample(t, w.pid, 0);	/* reads {tenant} */
-	v = label(t, w.pid, clock_ns(CLOCK_MONOTONIC), 0, "acme", "tenant",
-		  buf, sizeof(buf));
+	ctxwatch__on_sample(t, w.pid, 0);	/* reads {tenant} */
+	v = label(t, &st, w.pid, clock_ns(CLOCK_MONOTONIC), 0, "acme",
+		  "tenant", buf, sizeof(buf));
 	CHECK(v && !strcmp(v, "acme"));
 	CHECK(!writer_add_key(&w));
-	v = label(t, w.pid, clock_ns(CLOCK_MONOTONIC), 1, "q7", "query_id",
-		  buf, sizeof(buf));
+	v = label(t, &st, w.pid, clock_ns(CLOCK_MONOTONIC), 1, "q7",
+		  "query_id", buf, sizeof(buf));
 	fprintf(stderr, "  after the key was added: query_id=%s; %llu re-reads, %llu unknown keys\n",
 		v ? v : "(none)",
-		(unsigned long long)threadctx__stats(t)->key_refreshes,
-		(unsigned long long)threadctx__stats(t)->unknown_key);
+		(unsigned long long)ctxwatch__stats(t)->key_refreshes,
+		(unsigned long long)st.unknown_key);
 	writer_stop(&w);
 	CHECK(v && !strcmp(v, "q7"));
-	CHECK(threadctx__stats(t)->key_refreshes == 1);
-	CHECK(threadctx__stats(t)->unknown_key == 0);
-	threadctx__free(t);
+	CHECK(ctxwatch__stats(t)->key_refreshes == 1);
+	CHECK(st.unknown_key == 0);
+	ctxwatch__free(t);
 }
 
 /* A sample taken before the agent's last read, with a key that read did
@@ -246,22 +249,23 @@ static void test_key_published_after_read(void)
  * read can name it; the agent reads nothing more, and counts it. */
 static void test_stale_sample_not_reread(void)
 {
-	struct threadctx *t = new_ctx();
+	struct ctxwatch *t = new_ctx();
 	struct writer w = { .pid = -1 };
 	uint64_t before = clock_ns(CLOCK_MONOTONIC);
+	struct labels_stats st = { 0 };
 	const char *v = NULL;
 	char buf[256];
 
 	CHECK(t && !writer_start(&w));
-	threadctx__on_sample(t, w.pid, 0);	/* reads {tenant} */
+	ctxwatch__on_sample(t, w.pid, 0);	/* reads {tenant} */
 	for (int i = 0; i < 3; i++)
-		v = label(t, w.pid, before, 5, "x", "query_id", buf,
+		v = label(t, &st, w.pid, before, 5, "x", "query_id", buf,
 			  sizeof(buf));
 	writer_stop(&w);
 	CHECK(!v);
-	CHECK(threadctx__stats(t)->key_refreshes == 0);
-	CHECK(threadctx__stats(t)->unknown_key == 3);
-	threadctx__free(t);
+	CHECK(ctxwatch__stats(t)->key_refreshes == 0);
+	CHECK(st.unknown_key == 3);
+	ctxwatch__free(t);
 }
 
 int main(void)

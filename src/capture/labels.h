@@ -1,0 +1,62 @@
+/* A sample's labels from its thread context and register tag: OTEP 4947
+ * records and custom-labels v1 sets, and tag fields named from the
+ * process's dictionary. Decoding reads nothing but its arguments and a
+ * snapshot of the process context (proc/ctxsnap.h); a name the snapshot
+ * lacks is reported as a miss, and labels__resolve has the snapshot read
+ * again and decodes once more. */
+#ifndef TAGPROF_LABELS_H
+#define TAGPROF_LABELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proc/ctxsnap.h"
+
+struct ctxwatch;
+struct pprof_label;
+
+struct labels_stats {
+	uint64_t unknown_key;	/* attribute whose key index is not in the map */
+	uint64_t bad_utf8;	/* labels with invalid UTF-8 replaced */
+	uint64_t truncated;	/* blobs that ended inside an attribute */
+	uint64_t tag_unnamed;	/* tag field values without a name */
+};
+
+/* What a sample carries for its thread. */
+struct labels_sample {
+	uint32_t pid;
+	uint64_t time_ns;	/* when it was taken, CLOCK_MONOTONIC */
+	unsigned kind;		/* enum tp_ctx_kind */
+	const uint8_t *blob;
+	size_t size;
+	bool tag_valid;
+	uint64_t tag;
+};
+
+/* Where labels go: at most max of them, their strings in strs. */
+struct labels_buf {
+	struct pprof_label *labels;
+	size_t max;
+	char *strs;
+	size_t len;
+};
+
+/* Writes the labels of s into out, its names from snap (NULL: nothing is
+ * known of the process, so only custom labels, which carry their keys).
+ * Returns the number written. Names: tagprof's own labels win; an
+ * application key equal to one is reported as "label:<key>", and a tag
+ * field equal to either as "tag:<field>". What it met is added to *st;
+ * *miss tells the first kind of name snap lacked, a key before a tag
+ * value (CTXSNAP_MISS_NONE: none). */
+size_t labels__decode(const struct ctxsnap *snap, const struct labels_sample *s,
+		      const struct labels_buf *out, struct labels_stats *st,
+		      enum ctxsnap_miss *miss);
+
+/* labels__decode against the snapshot w keeps of s->pid; on a miss, asks
+ * w to read the process context again (ctxwatch__refresh) and, if that
+ * gave a new snapshot, decodes again. *st counts the decode kept. */
+size_t labels__resolve(struct ctxwatch *w, const struct labels_sample *s,
+		       const struct labels_buf *out, struct labels_stats *st);
+
+#endif

@@ -1,0 +1,98 @@
+/* Thread context per process: finds where its threads keep their context
+ * (OTEP 4947 otel_thread_ctx_v1, or custom-labels v1), reports it for the
+ * BPF side (capture/proccfg.h), and keeps a snapshot of its process context (key names, tag declaration)
+ * for label decoding (capture/labels.h), read again when the process
+ * publishes another or a decode misses a name. */
+#ifndef TAGPROF_CTXWATCH_H
+#define TAGPROF_CTXWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proc/ctxsnap.h"
+
+struct tp_tls_loc;
+
+struct ctxwatch_stats {
+	uint64_t procs_found;	/* processes with a context symbol */
+	uint64_t schema_unknown; /* processes whose threadlocal.schema_version
+				    names a layout tagprof does not read */
+	uint64_t key_refreshes;	/* process context re-read for a key a
+				   sample's decoding missed */
+	uint64_t locate_failed;	/* symbol defined, location unresolvable */
+	uint64_t tag_procs;	/* processes that declared register tags */
+	uint64_t ctx_refreshes;	/* process contexts re-read after a change
+				   (by the poll, or for a tag value name a
+				   decoding missed) */
+	uint64_t ctx_refused;	/* process-context payloads refused unread:
+				   nested too deep or too many fields */
+	uint64_t ctx_malformed;	/* ...decoded as neither form: not a
+				   ProcessContext, not a Resource */
+};
+
+struct ctxwatch;
+
+/* What discovery found in a process, for the BPF side: where its threads
+ * keep their context (kind TP_TLS_NONE: not there), and its process
+ * context, which names its keys and declares its register tags. */
+struct ctxwatch_found {
+	const struct tp_tls_loc *otel;		/* otel_thread_ctx_v1 */
+	const struct tp_tls_loc *custom;	/* custom_labels_current_set */
+	const struct ctxsnap *snap;
+};
+
+/* Where discovery reports what it found in pid, whenever that changes
+ * (found NULL: pid is forgotten, and what was in force for it goes), at
+ * once: a process's first sample is followed by others the BPF side
+ * should already read the context of. Returns 0 when it is in force. */
+typedef int (*ctxwatch_report_fn)(void *arg, uint32_t pid,
+				  const struct ctxwatch_found *found);
+
+/* report may be NULL: then nothing is in force. */
+struct ctxwatch *ctxwatch__new(ctxwatch_report_fn report, void *arg);
+void ctxwatch__free(struct ctxwatch *t);	/* accepts NULL */
+
+/* Lifecycle hints from the ring buffer. A sampled process without a
+ * context is looked at again with growing delays (0.5 s doubling to 32 s;
+ * from 50 ms in its first 3 s, when ld.so may not have mapped its
+ * libraries yet), which finds libraries it dlopen()s later without hooking
+ * the dynamic linker (a uprobe on ld.so breaks programs run under
+ * valgrind). start_boot_ns: the sample's start_ns (0: unknown). */
+void ctxwatch__on_sample(struct ctxwatch *t, uint32_t pid,
+			 uint64_t start_boot_ns);
+void ctxwatch__on_exec(struct ctxwatch *t, uint32_t pid);
+void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid);
+
+/* Runs the discoveries that are due; call every ~100 ms. Returns the
+ * milliseconds until the next one is due, or -1 if none is planned. */
+int ctxwatch__tick(struct ctxwatch *t);
+
+/* Discovers every running process now (used with --label, whose in-kernel
+ * filter drops samples of processes not yet configured). */
+void ctxwatch__scan_all(struct ctxwatch *t);
+
+/* The snapshot of pid's process context that labels decode against, or
+ * NULL when pid is not watched. It stays valid until the next call that
+ * may read or forget pid. */
+const struct ctxsnap *ctxwatch__snapshot(struct ctxwatch *t, uint32_t pid);
+
+/* Decoding a sample of pid taken at sample_ns (CLOCK_MONOTONIC) against
+ * its snapshot missed a name (miss): reads the process context again,
+ * unless the last read began after the sample (the name was not published
+ * then, and writers publish names before they use them), or that read was
+ * under 10 ms ago and had to scan /proc/PID/maps (its place not known yet:
+ * a process that never publishes the name could ask forever). Returns true
+ * when the snapshot changed, to decode again. */
+bool ctxwatch__refresh(struct ctxwatch *t, uint32_t pid, uint64_t sample_ns,
+		       enum ctxsnap_miss miss);
+
+/* Forgets processes that are gone (their exit event may have been lost). */
+void ctxwatch__sweep(struct ctxwatch *t);
+
+/* The process's service.name from its process context, or NULL. */
+const char *ctxwatch__service(struct ctxwatch *t, uint32_t pid);
+
+const struct ctxwatch_stats *ctxwatch__stats(const struct ctxwatch *t);
+
+#endif
