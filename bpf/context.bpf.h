@@ -11,13 +11,6 @@ _Static_assert(TP_OTEL_HDR_SIZE + TP_OTEL_ATTRS_MAX <= CTX_SPACE, "otel fits");
 _Static_assert(TP_CL_MAX_LABELS * TP_CL_SLOT <= CTX_SPACE,
 	       "custom labels fit");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TP_MAX_PIDS);
-	__type(key, __u32);
-	__type(value, struct tp_proc_cfg);
-} proc_cfg SEC(".maps");
-
 static __always_inline __u64 thread_pointer(struct task_struct *task)
 {
 #if defined(__TARGET_ARCH_x86)

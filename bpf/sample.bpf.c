@@ -10,62 +10,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Set by the agent between open and load. */
-const volatile bool filter_pids = false;	/* only pids in `pids` */
-const volatile bool follow_children = false;	/* new processes of a pid in `pids` join it */
-const volatile bool filter_cgroup = false;	/* only tasks under cgroups[0] */
-const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
-const volatile bool filter_label = false;	/* --label: only matching contexts */
-const volatile bool filter_tag = false;		/* --tag: only matching tags */
-const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
-const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
-const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, TP_RINGBUF_BYTES);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TP_MAX_PIDS);
-	__type(key, __u32);
-	__type(value, __u8);
-} pids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroups SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tp_stats);
-} stats SEC(".maps");
-
-/* A whole record is too big for the 512-byte BPF stack: build it here.
- * The context blob goes first; the frames follow it, 8-byte aligned, then
- * the user registers and stack copy, if any. The members after ctx only
- * reserve room: what follows the blob starts right after its padding. */
-struct scratch {
-	struct tp_sample hdr;
-	__u8 ctx[TP_CTX_SPACE];
-	__u64 frames[2 * TP_MAX_FRAMES];
-	struct tp_uregs uregs;
-	__u8 ustack[TP_STACK_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch_map SEC(".maps");
-
+#include "maps.bpf.h"
 #include "context.bpf.h"
 #include "tag.bpf.h"
 #include "ustack.bpf.h"
