@@ -47,6 +47,19 @@ struct {
 	__type(value, struct tp_stats);
 } stats SEC(".maps");
 
+/* This CPU's counters. Fetched once per program run and passed down, so a
+ * counter costs one add, not a map lookup. */
+static __always_inline struct tp_stats *cpu_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+/* Every counter goes up here, named as in struct tp_stats. Per CPU, so a
+ * plain add: no other CPU writes these. */
+#define stat_inc(st, name) ((st)->name++)
+
 /* A whole record is too big for the 512-byte BPF stack: build it here.
  * The context blob goes first; the frames follow it, 8-byte aligned, then
  * the user registers and stack copy, if any. The members after ctx only

@@ -25,13 +25,6 @@ static __always_inline __u64 wakeup_flag(void)
 		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
-static __always_inline struct tp_stats *cpu_stats(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&stats, &zero);
-}
-
 static __always_inline bool wanted(__u32 pid)
 {
 	if (pid == 0 && !include_idle)
@@ -87,7 +80,7 @@ static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
 
 	if (copy) {
 		if (!read_uregs(ctx, r)) {
-			st->ustack_failed++;
+			stat_inc(st, ustack_failed);
 			return 0;
 		}
 		len = read_ustack(r->sp, (__u8 *)(r + 1), stack_bytes,
@@ -97,14 +90,14 @@ static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
 			s->hdr.ustack_flags = TP_USTACK_SP_WORD | copy |
 					      (is_short ? TP_USTACK_SHORT : 0);
 			s->hdr.stack_size = len;
-			st->ustack_copied++;
+			stat_inc(st, ustack_copied);
 			if (copy & TP_USTACK_PROBE)
-				st->ustack_probes++;
+				stat_inc(st, ustack_probes);
 			if (is_short)
-				st->ustack_short++;
+				stat_inc(st, ustack_short);
 			return sizeof(*r) + len;
 		}
-		st->ustack_failed++;
+		stat_inc(st, ustack_failed);
 		return 0;
 	}
 	sp = read_usp(ctx);
@@ -130,7 +123,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!st)
 		return 0;
 	if (!wanted(pid)) {
-		st->filtered++;
+		stat_inc(st, filtered);
 		return 0;
 	}
 	s = bpf_map_lookup_elem(&scratch_map, &zero);
@@ -146,19 +139,19 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (cfg && cfg->tag_reg && BPF_CORE_READ(task, mm)) {
 		if (read_tag(ctx, cfg->tag_reg, &s->hdr.tag)) {
 			s->hdr.tag_valid = 1;
-			st->tag_read++;
+			stat_inc(st, tag_read);
 		} else {
-			st->tag_unreadable++;
+			stat_inc(st, tag_unreadable);
 		}
 	}
 	if (filter_tag && (!s->hdr.tag_valid ||
 			   (s->hdr.tag & cfg->tag_filter_mask) !=
 				   cfg->tag_filter_value)) {
-		st->tag_filtered++;
+		stat_inc(st, tag_filtered);
 		return 0;
 	}
 	if (!read_context(st, task, cfg, &s->hdr, s->ctx, filter_label)) {
-		st->label_filtered++;
+		stat_inc(st, label_filtered);
 		return 0;
 	}
 	s->hdr.type = TP_REC_SAMPLE;
@@ -182,7 +175,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 					     TP_MAX_FRAMES * sizeof(__u64),
 					     BPF_F_USER_STACK));
 		if (!nu)
-			st->no_user_stack++;
+			stat_inc(st, no_user_stack);
 	}
 	nk = frames_of(bpf_get_stack(ctx, &frames[nu],
 				     TP_MAX_FRAMES * sizeof(__u64), 0));
@@ -201,9 +194,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_output(&events, s, size,
 			       s->hdr.ustack_flags & TP_USTACK_PROBE ?
 				       BPF_RB_FORCE_WAKEUP : wakeup_flag()))
-		st->lost++;
+		stat_inc(st, lost);
 	else
-		st->samples++;
+		stat_inc(st, samples);
 	return 0;
 }
 
@@ -217,7 +210,7 @@ static __always_inline void send_task_event(struct task_struct *task,
 	if (!e) {
 		st = cpu_stats();
 		if (st)
-			st->task_lost++;
+			stat_inc(st, task_lost);
 		return;
 	}
 	e->type = type;
