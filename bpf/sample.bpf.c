@@ -79,7 +79,7 @@ static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
 	bool is_short;
 
 	if (copy) {
-		if (!read_uregs(ctx, r)) {
+		if (!read_uregs(&ctx->regs, r)) {
 			stat_inc(st, ustack_failed);
 			return 0;
 		}
@@ -100,7 +100,7 @@ static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
 		stat_inc(st, ustack_failed);
 		return 0;
 	}
-	sp = read_usp(ctx);
+	sp = read_usp(&ctx->regs);
 	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
 				       (void *)sp))
 		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
@@ -137,7 +137,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->hdr.tag = 0;
 	s->hdr.tag_valid = 0;
 	if (cfg && cfg->tag_reg && BPF_CORE_READ(task, mm)) {
-		if (read_tag(ctx, cfg->tag_reg, &s->hdr.tag)) {
+		if (read_tag(&ctx->regs, cfg->tag_reg, &s->hdr.tag)) {
 			s->hdr.tag_valid = 1;
 			stat_inc(st, tag_read);
 		} else {
