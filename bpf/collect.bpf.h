@@ -7,6 +7,7 @@
 #ifndef TAGPROF_COLLECT_BPF_H
 #define TAGPROF_COLLECT_BPF_H
 
+#include "maps.bpf.h"
 #include "context.bpf.h"
 #include "tag.bpf.h"
 #include "ustack.bpf.h"

@@ -6,6 +6,8 @@
 #ifndef TAGPROF_CONTEXT_BPF_H
 #define TAGPROF_CONTEXT_BPF_H
 
+#include "maps.bpf.h"
+
 #define CTX_SPACE TP_CTX_SPACE
 _Static_assert(TP_OTEL_HDR_SIZE + TP_OTEL_ATTRS_MAX <= CTX_SPACE, "otel fits");
 _Static_assert(TP_CL_MAX_LABELS * TP_CL_SLOT <= CTX_SPACE,

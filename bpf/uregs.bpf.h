@@ -9,7 +9,6 @@
 #define TAGPROF_UREGS_BPF_H
 
 #if defined(__TARGET_ARCH_x86) || defined(__TARGET_ARCH_arm64)
-#define HAVE_USER_REGS 1
 
 /* Where find_user_regs found them. */
 struct uregs_at {
@@ -60,8 +59,6 @@ static __always_inline bool find_user_regs(bpf_user_pt_regs_t *regs,
 		__saved ? BPF_CORE_READ(__saved, f) : CTX_REG((at)->regs, f); \
 	})
 
-#else
-#define HAVE_USER_REGS 0
 #endif
 
 #endif
