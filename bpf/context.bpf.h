@@ -6,17 +6,12 @@
 #ifndef TAGPROF_CONTEXT_BPF_H
 #define TAGPROF_CONTEXT_BPF_H
 
+#include "maps.bpf.h"
+
 #define CTX_SPACE TP_CTX_SPACE
 _Static_assert(TP_OTEL_HDR_SIZE + TP_OTEL_ATTRS_MAX <= CTX_SPACE, "otel fits");
 _Static_assert(TP_CL_MAX_LABELS * TP_CL_SLOT <= CTX_SPACE,
 	       "custom labels fit");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TP_MAX_PIDS);
-	__type(key, __u32);
-	__type(value, struct tp_proc_cfg);
-} proc_cfg SEC(".maps");
 
 static __always_inline __u64 thread_pointer(struct task_struct *task)
 {
@@ -67,28 +62,28 @@ static __always_inline __u32 read_otel(struct tp_stats *st, __u64 rec,
 	__u32 again, size;
 
 	if (bpf_probe_read_user(dst, TP_OTEL_HDR_SIZE, (void *)rec)) {
-		st->ctx_record_unreadable++;
+		stat_inc(st, ctx_record_unreadable);
 		return 0;
 	}
 	if (dst[24] != 1) {
-		st->ctx_invalid++;
+		stat_inc(st, ctx_invalid);
 		return 0;
 	}
 	size = dst[26] | (dst[27] << 8);
 	if (size > TP_OTEL_ATTRS_MAX) {
-		st->ctx_oversize++;
+		stat_inc(st, ctx_oversize);
 		return 0;
 	}
 	if (bpf_probe_read_user(dst + TP_OTEL_HDR_SIZE, size,
 				(void *)(rec + TP_OTEL_HDR_SIZE))) {
-		st->ctx_record_unreadable++;
+		stat_inc(st, ctx_record_unreadable);
 		return 0;
 	}
 	/* Another thread rewriting it in place clears valid or changes the
 	 * size: read those four bytes again and keep the copy only if equal. */
 	if (bpf_probe_read_user(&again, sizeof(again), (void *)(rec + 24)) ||
 	    again != *(__u32 *)(dst + 24)) {
-		st->ctx_torn++;
+		stat_inc(st, ctx_torn);
 		return 0;
 	}
 	return TP_OTEL_HDR_SIZE + size;
@@ -123,7 +118,7 @@ static __always_inline __u32 read_custom(struct tp_stats *st, __u64 set,
 	__u8 *slot;
 
 	if (bpf_probe_read_user(&ls, sizeof(ls), (void *)set)) {
-		st->ctx_record_unreadable++;
+		stat_inc(st, ctx_record_unreadable);
 		return 0;
 	}
 	for (int i = 0; i < TP_CL_MAX_LABELS; i++) {
@@ -134,7 +129,7 @@ static __always_inline __u32 read_custom(struct tp_stats *st, __u64 set,
 		slot[0] = TP_CL_EMPTY;
 		if (bpf_probe_read_user(&l, sizeof(l),
 					(void *)(ls.storage + i * sizeof(l)))) {
-			st->ctx_record_unreadable++;
+			stat_inc(st, ctx_record_unreadable);
 			n = i;
 			break;
 		}
@@ -236,11 +231,11 @@ static __always_inline bool read_context(struct tp_stats *st,
 		if (size) {
 			hdr->ctx_kind = TP_CTX_OTEL;
 			hdr->ctx_size = size;
-			st->ctx_read++;
+			stat_inc(st, ctx_read);
 			return !filter || otel_matches(cfg, blob, size);
 		}
 	} else if (ret == -1) {
-		st->ctx_tls_unreadable++;
+		stat_inc(st, ctx_tls_unreadable);
 	}
 	ret = read_ctx_pointer(&cfg->custom, tp, &ptr);
 	if (ret == 0 && ptr) {
@@ -248,11 +243,11 @@ static __always_inline bool read_context(struct tp_stats *st,
 		if (size) {
 			hdr->ctx_kind = TP_CTX_CUSTOM;
 			hdr->ctx_size = size;
-			st->ctx_read++;
+			stat_inc(st, ctx_read);
 			return !filter || custom_matches(cfg, blob, size);
 		}
 	} else if (ret == -1) {
-		st->ctx_tls_unreadable++;
+		stat_inc(st, ctx_tls_unreadable);
 	}
 	return !filter;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* CPU sampler: one perf_event program on every CPU turns each sample into a
+/* The sampler's entry programs. A perf_event program on every CPU hands
+ * each sample to the collector (collect.bpf.h), which turns it into a
  * ring-buffer record with ids, time, comm and both stacks. Tracepoints on
  * exec and exit tell the agent when a pid's memory map goes stale. */
 #include "vmlinux.h"
@@ -10,256 +11,13 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Set by the agent between open and load. */
-const volatile bool filter_pids = false;	/* only pids in `pids` */
-const volatile bool follow_children = false;	/* new processes of a pid in `pids` join it */
-const volatile bool filter_cgroup = false;	/* only tasks under cgroups[0] */
-const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
-const volatile bool filter_label = false;	/* --label: only matching contexts */
-const volatile bool filter_tag = false;		/* --tag: only matching tags */
-const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
-const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
-const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, TP_RINGBUF_BYTES);
-} events SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TP_MAX_PIDS);
-	__type(key, __u32);
-	__type(value, __u8);
-} pids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} cgroups SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tp_stats);
-} stats SEC(".maps");
-
-/* A whole record is too big for the 512-byte BPF stack: build it here.
- * The context blob goes first; the frames follow it, 8-byte aligned, then
- * the user registers and stack copy, if any. The members after ctx only
- * reserve room: what follows the blob starts right after its padding. */
-struct scratch {
-	struct tp_sample hdr;
-	__u8 ctx[TP_CTX_SPACE];
-	__u64 frames[2 * TP_MAX_FRAMES];
-	struct tp_uregs uregs;
-	__u8 ustack[TP_STACK_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch_map SEC(".maps");
-
-#include "context.bpf.h"
-#include "tag.bpf.h"
-#include "ustack.bpf.h"
-
-/* Waking the reader for every sample costs a context switch per sample on
- * a busy CPU: wake it only once a quarter of the buffer waits. The reader
- * also drains the buffer after every poll timeout on its own. */
-static __always_inline __u64 wakeup_flag(void)
-{
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-			       ring_wakeup_bytes ?
-		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
-
-static __always_inline struct tp_stats *cpu_stats(void)
-{
-	__u32 zero = 0;
-
-	return bpf_map_lookup_elem(&stats, &zero);
-}
-
-static __always_inline bool wanted(__u32 pid)
-{
-	if (pid == 0 && !include_idle)
-		return false;
-	if (filter_pids && !bpf_map_lookup_elem(&pids, &pid))
-		return false;
-	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroups, 0) != 1)
-		return false;
-	return true;
-}
-
-/* Depth in frames of a bpf_get_stack result, clamped so the verifier can
- * bound every offset derived from it. */
-static __always_inline __u32 frames_of(long bytes)
-{
-	if (bytes <= 0)
-		return 0;
-	bytes /= sizeof(__u64);
-	return bytes > TP_MAX_FRAMES ? TP_MAX_FRAMES : bytes;
-}
-
-/* Whether this sample copies the user stack (enum tp_ustack_flags). */
-static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
-					 __u64 start_ns)
-{
-	__u32 every;
-
-	if (unwind_mode == TP_UNWIND_DWARF)
-		return TP_USTACK_REGS;
-	if (unwind_mode != TP_UNWIND_AUTO)
-		return 0;
-	if (cfg && cfg->unwind == TP_PROC_UNWIND_COPY)
-		return TP_USTACK_REGS;
-	every = bpf_ktime_get_boot_ns() - start_ns < YOUNG_NS ?
-			PROBE_EVERY_YOUNG : PROBE_EVERY;
-	return bpf_get_prandom_u32() % every == 0 ?
-		       TP_USTACK_REGS | TP_USTACK_PROBE : 0;
-}
-
-/* After the frames at tail: the user registers and stack copy, when this
- * sample takes one; and always the word at the user stack pointer. Returns
- * the bytes added to the record. */
-static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
-					 struct tp_stats *st,
-					 const struct tp_proc_cfg *cfg,
-					 struct scratch *s, __u64 *tail)
-{
-#if HAVE_USTACK
-	struct tp_uregs *r = (struct tp_uregs *)tail;
-	__u32 copy = copy_wanted(cfg, s->hdr.start_ns), len;
-	__u64 sp;
-	bool is_short;
-
-	if (copy) {
-		if (!read_uregs(ctx, r)) {
-			st->ustack_failed++;
-			return 0;
-		}
-		len = read_ustack(r->sp, (__u8 *)(r + 1), stack_bytes,
-				  &is_short);
-		if (len >= sizeof(__u64)) {
-			s->hdr.sp_word = *(__u64 *)(r + 1);
-			s->hdr.ustack_flags = TP_USTACK_SP_WORD | copy |
-					      (is_short ? TP_USTACK_SHORT : 0);
-			s->hdr.stack_size = len;
-			st->ustack_copied++;
-			if (copy & TP_USTACK_PROBE)
-				st->ustack_probes++;
-			if (is_short)
-				st->ustack_short++;
-			return sizeof(*r) + len;
-		}
-		st->ustack_failed++;
-		return 0;
-	}
-	sp = read_usp(ctx);
-	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
-				       (void *)sp))
-		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
-#endif
-	return 0;
-}
+#include "maps.bpf.h"
+#include "collect.bpf.h"
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, zero = 0, nu, nk, pad;
-	struct tp_stats *st = cpu_stats();
-	struct task_struct *task;
-	struct tp_proc_cfg *cfg;
-	struct scratch *s;
-	__u64 *frames;
-	__u64 size;
-
-	if (!st)
-		return 0;
-	if (!wanted(pid)) {
-		st->filtered++;
-		return 0;
-	}
-	s = bpf_map_lookup_elem(&scratch_map, &zero);
-	if (!s)
-		return 0;
-
-	task = (struct task_struct *)bpf_get_current_task();
-	cfg = bpf_map_lookup_elem(&proc_cfg, &pid);
-	/* Tag and context first: --tag and --label drop a sample before the
-	 * stack walks. Only a process that declared tags gets them read. */
-	s->hdr.tag = 0;
-	s->hdr.tag_valid = 0;
-	if (cfg && cfg->tag_reg && BPF_CORE_READ(task, mm)) {
-		if (read_tag(ctx, cfg->tag_reg, &s->hdr.tag)) {
-			s->hdr.tag_valid = 1;
-			st->tag_read++;
-		} else {
-			st->tag_unreadable++;
-		}
-	}
-	if (filter_tag && (!s->hdr.tag_valid ||
-			   (s->hdr.tag & cfg->tag_filter_mask) !=
-				   cfg->tag_filter_value)) {
-		st->tag_filtered++;
-		return 0;
-	}
-	if (!read_context(st, task, cfg, &s->hdr, s->ctx, filter_label)) {
-		st->label_filtered++;
-		return 0;
-	}
-	s->hdr.type = TP_REC_SAMPLE;
-	s->hdr.pid = pid;
-	s->hdr.tid = (__u32)id;
-	s->hdr.cpu = bpf_get_smp_processor_id();
-	s->hdr.time_ns = bpf_ktime_get_ns();
-	s->hdr.period = ctx->sample_period;
-	s->hdr.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
-	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
-
-	pad = (s->hdr.ctx_size + 7) & ~7u;
-	if (pad > TP_CTX_SPACE)		/* cannot happen; bounds the offset */
-		return 0;
-	frames = (__u64 *)(s->ctx + pad);
-
-	/* Kernel threads (no mm) have no user stack to ask for. */
-	nu = 0;
-	if (BPF_CORE_READ(task, mm)) {
-		nu = frames_of(bpf_get_stack(ctx, frames,
-					     TP_MAX_FRAMES * sizeof(__u64),
-					     BPF_F_USER_STACK));
-		if (!nu)
-			st->no_user_stack++;
-	}
-	nk = frames_of(bpf_get_stack(ctx, &frames[nu],
-				     TP_MAX_FRAMES * sizeof(__u64), 0));
-	s->hdr.user_depth = nu;
-	s->hdr.kern_depth = nk;
-
-	size = sizeof(s->hdr) + pad + (nu + nk) * sizeof(__u64);
-	s->hdr.ustack_flags = 0;
-	s->hdr.stack_size = 0;
-	if (HAVE_USTACK && BPF_CORE_READ(task, mm))
-		size += user_extras(ctx, st, cfg, s, &frames[nu + nk]);
-	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
-		return 0;
-	/* A probe wakes the reader: the sooner `auto` sees that a process
-	 * needs CFI, the fewer of its stacks stay broken. */
-	if (bpf_ringbuf_output(&events, s, size,
-			       s->hdr.ustack_flags & TP_USTACK_PROBE ?
-				       BPF_RB_FORCE_WAKEUP : wakeup_flag()))
-		st->lost++;
-	else
-		st->samples++;
-	return 0;
+	return collect_sample(ctx, SAMPLE_PERF_EVENT);
 }
 
 static __always_inline void send_task_event(struct task_struct *task,
@@ -272,7 +30,7 @@ static __always_inline void send_task_event(struct task_struct *task,
 	if (!e) {
 		st = cpu_stats();
 		if (st)
-			st->task_lost++;
+			stat_inc(st, task_lost);
 		return;
 	}
 	e->type = type;

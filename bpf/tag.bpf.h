@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Register tags: the value a process keeps in its declared register, read
- * from the sampled registers when the sample interrupted user mode (with
- * PEBS, the precise registers the kernel took from the PEBS record), or
- * from the user registers saved at kernel entry when it interrupted the
- * kernel working for the thread. */
+ * from the thread's user registers (uregs.bpf.h): the sampled ones when the
+ * sample interrupted user mode, the ones saved at kernel entry when it
+ * interrupted the kernel working for the thread. */
 #ifndef TAGPROF_TAG_BPF_H
 #define TAGPROF_TAG_BPF_H
+
+#include "uregs.bpf.h"
 
 #if defined(__TARGET_ARCH_x86)
 
@@ -25,51 +26,37 @@ static __always_inline bool pick_tag(__u32 reg, __u64 bx, __u64 r12, __u64 r13,
 	return false;
 }
 
-static __always_inline bool read_tag(struct bpf_perf_event_data *ctx,
-				     __u32 reg, __u64 *tag)
+static __always_inline bool read_tag(bpf_user_pt_regs_t *regs, __u32 reg,
+				     __u64 *tag)
 {
-	struct pt_regs *user;
-	/* The ctx allows only whole 8-byte register loads; cs is a 16-bit
-	 * member of that slot in newer kernels. */
-	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+	struct uregs_at at;
 
-#define CTX_REG(f) (*(volatile __u64 *)&ctx->regs.f)	/* kept as is */
-	if (cs & 3)			/* interrupted user mode */
-		return pick_tag(reg, CTX_REG(bx), CTX_REG(r12), CTX_REG(r13),
-				CTX_REG(r14), CTX_REG(r15), tag);
-#undef CTX_REG
-	user = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (!user)
+	if (!find_user_regs(regs, &at))
 		return false;
-	return pick_tag(reg, BPF_CORE_READ(user, bx), BPF_CORE_READ(user, r12),
-			BPF_CORE_READ(user, r13), BPF_CORE_READ(user, r14),
-			BPF_CORE_READ(user, r15), tag);
+	return pick_tag(reg, USER_REG(&at, bx), USER_REG(&at, r12),
+			USER_REG(&at, r13), USER_REG(&at, r14),
+			USER_REG(&at, r15), tag);
 }
 
 #elif defined(__TARGET_ARCH_arm64)
 
-static __always_inline bool read_tag(struct bpf_perf_event_data *ctx,
-				     __u32 reg, __u64 *tag)
+static __always_inline bool read_tag(bpf_user_pt_regs_t *regs, __u32 reg,
+				     __u64 *tag)
 {
-	struct pt_regs *user;
+	struct uregs_at at;
 	__u32 i = reg - TP_TAG_X19 + 19;
 
 	if (reg < TP_TAG_X19 || reg > TP_TAG_X28 || i > 28)
 		return false;
-	if ((ctx->regs.pstate & 0xf) == 0) {	/* EL0: user mode */
-		*tag = ctx->regs.regs[i];
-		return true;
-	}
-	user = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (!user)
+	if (!find_user_regs(regs, &at))
 		return false;
-	*tag = BPF_CORE_READ(user, regs[i]);
+	*tag = USER_REG(&at, regs[i]);
 	return true;
 }
 
 #else
-static __always_inline bool read_tag(struct bpf_perf_event_data *ctx,
-				     __u32 reg, __u64 *tag)
+static __always_inline bool read_tag(bpf_user_pt_regs_t *regs, __u32 reg,
+				     __u64 *tag)
 {
 	return false;
 }

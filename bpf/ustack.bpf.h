@@ -7,6 +7,8 @@
 #ifndef TAGPROF_USTACK_BPF_H
 #define TAGPROF_USTACK_BPF_H
 
+#include "uregs.bpf.h"
+
 /* `auto` copies the stacks of processes the agent marked, plus one sample
  * in PROBE_EVERY of the others (one in PROBE_EVERY_YOUNG for processes
  * started less than YOUNG_NS ago, so that a short program is classified
@@ -19,51 +21,33 @@
 #if defined(__TARGET_ARCH_x86)
 #define HAVE_USTACK 1
 
-/* Fills r from the sample (user mode) or the task's saved user registers.
- * False if those cannot be read. */
-static __always_inline bool read_uregs(struct bpf_perf_event_data *ctx,
+/* Fills r with the user registers CFI starts from. False if those cannot
+ * be read. */
+static __always_inline bool read_uregs(bpf_user_pt_regs_t *regs,
 				       struct tp_uregs *r)
 {
-	struct pt_regs *user;
-	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+	struct uregs_at at;
 
-#define CTX_REG(f) (*(volatile __u64 *)&ctx->regs.f)
-	if (cs & 3) {			/* interrupted user mode */
-		r->ip = CTX_REG(ip);
-		r->sp = CTX_REG(sp);
-		r->bp = CTX_REG(bp);
-		r->bx = CTX_REG(bx);
-		r->r12 = CTX_REG(r12);
-		r->r13 = CTX_REG(r13);
-		r->r14 = CTX_REG(r14);
-		r->r15 = CTX_REG(r15);
-		return true;
-	}
-#undef CTX_REG
-	user = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (!user)
+	if (!find_user_regs(regs, &at))
 		return false;
-	r->ip = BPF_CORE_READ(user, ip);
-	r->sp = BPF_CORE_READ(user, sp);
-	r->bp = BPF_CORE_READ(user, bp);
-	r->bx = BPF_CORE_READ(user, bx);
-	r->r12 = BPF_CORE_READ(user, r12);
-	r->r13 = BPF_CORE_READ(user, r13);
-	r->r14 = BPF_CORE_READ(user, r14);
-	r->r15 = BPF_CORE_READ(user, r15);
-	return r->sp != 0;
+	r->ip = USER_REG(&at, ip);
+	r->sp = USER_REG(&at, sp);
+	r->bp = USER_REG(&at, bp);
+	r->bx = USER_REG(&at, bx);
+	r->r12 = USER_REG(&at, r12);
+	r->r13 = USER_REG(&at, r13);
+	r->r14 = USER_REG(&at, r14);
+	r->r15 = USER_REG(&at, r15);
+	/* Saved registers without a stack pointer are no user's. */
+	return !at.saved || r->sp != 0;
 }
 
 /* Just the user stack pointer, for the samples that copy nothing. */
-static __always_inline __u64 read_usp(struct bpf_perf_event_data *ctx)
+static __always_inline __u64 read_usp(bpf_user_pt_regs_t *regs)
 {
-	struct pt_regs *user;
-	__u64 cs = *(volatile __u64 *)&ctx->regs.cs;
+	struct uregs_at at;
 
-	if (cs & 3)
-		return *(volatile __u64 *)&ctx->regs.sp;
-	user = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	return user ? BPF_CORE_READ(user, sp) : 0;
+	return find_user_regs(regs, &at) ? USER_REG(&at, sp) : 0;
 }
 
 /* Copies up to want (<= TP_STACK_MAX, a multiple of 8) bytes of user stack

@@ -46,7 +46,9 @@ struct tp_sample {
 				   return address while the leaf has no frame */
 	__u16 stack_size;	/* user stack bytes after the registers */
 	__u8 ustack_flags;	/* TP_USTACK_* */
-	__u8 pad[5];
+	__u8 pad[5];		/* spare: room for the sample's origin (enum
+				   sample_origin, bpf/collect.bpf.h) once
+				   there is more than one */
 };
 _Static_assert(sizeof(struct tp_sample) == 88, "tp_sample layout");
 

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The sample collector: what every sampling entry program does once it
+ * has fired, whatever fired it. An entry program is one line that names
+ * its origin; what differs by origin (where the registers and the period
+ * come from) is read through the origin here, so a new kind of sample is a
+ * new origin and a thin program, not another branch in an existing one. */
+#ifndef TAGPROF_COLLECT_BPF_H
+#define TAGPROF_COLLECT_BPF_H
+
+#include "maps.bpf.h"
+#include "context.bpf.h"
+#include "tag.bpf.h"
+#include "ustack.bpf.h"
+
+/* What fired the program. Only perf event samples exist yet; uprobes and
+ * memory-access events would be the next. Kept in BPF: the record does not
+ * carry it while there is only one. */
+enum sample_origin {
+	SAMPLE_PERF_EVENT,	/* a perf event overflowed (CPU clock, cycles, ...) */
+};
+
+/* The registers the program was handed: a perf_event context starts with
+ * the sampled ones. */
+static __always_inline bpf_user_pt_regs_t *origin_regs(void *ctx,
+						       enum sample_origin origin)
+{
+	switch (origin) {
+	case SAMPLE_PERF_EVENT:
+		return &((struct bpf_perf_event_data *)ctx)->regs;
+	}
+	return ctx;
+}
+
+/* What the sample stands for: the events counted since the last one (ns
+ * for cpu-clock). */
+static __always_inline __u64 origin_period(void *ctx,
+					   enum sample_origin origin)
+{
+	switch (origin) {
+	case SAMPLE_PERF_EVENT:
+		return ((struct bpf_perf_event_data *)ctx)->sample_period;
+	}
+	return 0;
+}
+
+/* Waking the reader for every sample costs a context switch per sample on
+ * a busy CPU: wake it only once a quarter of the buffer waits. The reader
+ * also drains the buffer after every poll timeout on its own. */
+static __always_inline __u64 wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+			       ring_wakeup_bytes ?
+		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline bool wanted(__u32 pid)
+{
+	if (pid == 0 && !include_idle)
+		return false;
+	if (filter_pids && !bpf_map_lookup_elem(&pids, &pid))
+		return false;
+	if (filter_cgroup && bpf_current_task_under_cgroup(&cgroups, 0) != 1)
+		return false;
+	return true;
+}
+
+/* Depth in frames of a bpf_get_stack result, clamped so the verifier can
+ * bound every offset derived from it. */
+static __always_inline __u32 frames_of(long bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	bytes /= sizeof(__u64);
+	return bytes > TP_MAX_FRAMES ? TP_MAX_FRAMES : bytes;
+}
+
+/* Whether this sample copies the user stack (enum tp_ustack_flags). */
+static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
+					 __u64 start_ns)
+{
+	__u32 every;
+
+	if (unwind_mode == TP_UNWIND_DWARF)
+		return TP_USTACK_REGS;
+	if (unwind_mode != TP_UNWIND_AUTO)
+		return 0;
+	if (cfg && cfg->unwind == TP_PROC_UNWIND_COPY)
+		return TP_USTACK_REGS;
+	every = bpf_ktime_get_boot_ns() - start_ns < YOUNG_NS ?
+			PROBE_EVERY_YOUNG : PROBE_EVERY;
+	return bpf_get_prandom_u32() % every == 0 ?
+		       TP_USTACK_REGS | TP_USTACK_PROBE : 0;
+}
+
+/* After the frames at tail: the user registers and stack copy, when this
+ * sample takes one; and always the word at the user stack pointer. Returns
+ * the bytes added to the record. */
+static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
+					 struct tp_stats *st,
+					 const struct tp_proc_cfg *cfg,
+					 struct scratch *s, __u64 *tail)
+{
+#if HAVE_USTACK
+	struct tp_uregs *r = (struct tp_uregs *)tail;
+	__u32 copy = copy_wanted(cfg, s->hdr.start_ns), len;
+	__u64 sp;
+	bool is_short;
+
+	if (copy) {
+		if (!read_uregs(regs, r)) {
+			stat_inc(st, ustack_failed);
+			return 0;
+		}
+		len = read_ustack(r->sp, (__u8 *)(r + 1), stack_bytes,
+				  &is_short);
+		if (len >= sizeof(__u64)) {
+			s->hdr.sp_word = *(__u64 *)(r + 1);
+			s->hdr.ustack_flags = TP_USTACK_SP_WORD | copy |
+					      (is_short ? TP_USTACK_SHORT : 0);
+			s->hdr.stack_size = len;
+			stat_inc(st, ustack_copied);
+			if (copy & TP_USTACK_PROBE)
+				stat_inc(st, ustack_probes);
+			if (is_short)
+				stat_inc(st, ustack_short);
+			return sizeof(*r) + len;
+		}
+		stat_inc(st, ustack_failed);
+		return 0;
+	}
+	sp = read_usp(regs);
+	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
+				       (void *)sp))
+		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
+#endif
+	return 0;
+}
+
+/* Turns one sample of the current thread into a record: filters, tag,
+ * context, ids, both stacks and the user extras, then the ring buffer.
+ * Every entry program calls it with its own origin. */
+static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
+{
+	bpf_user_pt_regs_t *regs = origin_regs(ctx, origin);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, zero = 0, nu, nk, pad;
+	struct tp_stats *st = cpu_stats();
+	struct task_struct *task;
+	struct tp_proc_cfg *cfg;
+	struct scratch *s;
+	__u64 *frames;
+	__u64 size;
+
+	if (!st)
+		return 0;
+	if (!wanted(pid)) {
+		stat_inc(st, filtered);
+		return 0;
+	}
+	s = bpf_map_lookup_elem(&scratch_map, &zero);
+	if (!s)
+		return 0;
+
+	task = (struct task_struct *)bpf_get_current_task();
+	cfg = bpf_map_lookup_elem(&proc_cfg, &pid);
+	/* Tag and context first: --tag and --label drop a sample before the
+	 * stack walks. Only a process that declared tags gets them read. */
+	s->hdr.tag = 0;
+	s->hdr.tag_valid = 0;
+	if (cfg && cfg->tag_reg && BPF_CORE_READ(task, mm)) {
+		if (read_tag(regs, cfg->tag_reg, &s->hdr.tag)) {
+			s->hdr.tag_valid = 1;
+			stat_inc(st, tag_read);
+		} else {
+			stat_inc(st, tag_unreadable);
+		}
+	}
+	if (filter_tag && (!s->hdr.tag_valid ||
+			   (s->hdr.tag & cfg->tag_filter_mask) !=
+				   cfg->tag_filter_value)) {
+		stat_inc(st, tag_filtered);
+		return 0;
+	}
+	if (!read_context(st, task, cfg, &s->hdr, s->ctx, filter_label)) {
+		stat_inc(st, label_filtered);
+		return 0;
+	}
+	s->hdr.type = TP_REC_SAMPLE;
+	s->hdr.pid = pid;
+	s->hdr.tid = (__u32)id;
+	s->hdr.cpu = bpf_get_smp_processor_id();
+	s->hdr.time_ns = bpf_ktime_get_ns();
+	s->hdr.period = origin_period(ctx, origin);
+	s->hdr.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
+
+	pad = (s->hdr.ctx_size + 7) & ~7u;
+	if (pad > TP_CTX_SPACE)		/* cannot happen; bounds the offset */
+		return 0;
+	frames = (__u64 *)(s->ctx + pad);
+
+	/* Kernel threads (no mm) have no user stack to ask for. */
+	nu = 0;
+	if (BPF_CORE_READ(task, mm)) {
+		nu = frames_of(bpf_get_stack(ctx, frames,
+					     TP_MAX_FRAMES * sizeof(__u64),
+					     BPF_F_USER_STACK));
+		if (!nu)
+			stat_inc(st, no_user_stack);
+	}
+	nk = frames_of(bpf_get_stack(ctx, &frames[nu],
+				     TP_MAX_FRAMES * sizeof(__u64), 0));
+	s->hdr.user_depth = nu;
+	s->hdr.kern_depth = nk;
+
+	size = sizeof(s->hdr) + pad + (nu + nk) * sizeof(__u64);
+	s->hdr.ustack_flags = 0;
+	s->hdr.stack_size = 0;
+	if (HAVE_USTACK && BPF_CORE_READ(task, mm))
+		size += user_extras(regs, st, cfg, s, &frames[nu + nk]);
+	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
+		return 0;
+	/* A probe wakes the reader: the sooner `auto` sees that a process
+	 * needs CFI, the fewer of its stacks stay broken. */
+	if (bpf_ringbuf_output(&events, s, size,
+			       s->hdr.ustack_flags & TP_USTACK_PROBE ?
+				       BPF_RB_FORCE_WAKEUP : wakeup_flag()))
+		stat_inc(st, lost);
+	else
+		stat_inc(st, samples);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* What the sampler's programs share with each other and with the agent:
+ * the settings the agent fixes before load (.rodata) and every map, in one
+ * place, so that a new entry program sees the same ones and the agent's
+ * skeleton names stay put (src/kernel/sampler.c). */
+#ifndef TAGPROF_MAPS_BPF_H
+#define TAGPROF_MAPS_BPF_H
+
+/* Set by the agent between open and load. */
+const volatile bool filter_pids = false;	/* only pids in `pids` */
+const volatile bool follow_children = false;	/* new processes of a pid in `pids` join it */
+const volatile bool filter_cgroup = false;	/* only tasks under cgroups[0] */
+const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
+const volatile bool filter_label = false;	/* --label: only matching contexts */
+const volatile bool filter_tag = false;		/* --tag: only matching tags */
+const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
+const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
+const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
+
+/* Records to the agent: samples and task events (enum tp_rec_type). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TP_RINGBUF_BYTES);
+} events SEC(".maps");
+
+/* -p and -- COMMAND: the processes to keep, children included. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TP_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+/* --cgroup: the one cgroup whose tasks are kept. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroups SEC(".maps");
+
+/* Per-CPU counters, summed by the agent. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tp_stats);
+} stats SEC(".maps");
+
+/* This CPU's counters. Fetched once per program run and passed down, so a
+ * counter costs one add, not a map lookup. */
+static __always_inline struct tp_stats *cpu_stats(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&stats, &zero);
+}
+
+/* Every counter goes up here, named as in struct tp_stats. Per CPU, so a
+ * plain add: no other CPU writes these. */
+#define stat_inc(st, name) ((st)->name++)
+
+/* A whole record is too big for the 512-byte BPF stack: build it here.
+ * The context blob goes first; the frames follow it, 8-byte aligned, then
+ * the user registers and stack copy, if any. The members after ctx only
+ * reserve room: what follows the blob starts right after its padding. */
+struct scratch {
+	struct tp_sample hdr;
+	__u8 ctx[TP_CTX_SPACE];
+	__u64 frames[2 * TP_MAX_FRAMES];
+	struct tp_uregs uregs;
+	__u8 ustack[TP_STACK_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch_map SEC(".maps");
+
+/* Per process, written by the agent: where its thread context lives, the
+ * --label and --tag filters, and how its user stacks are walked. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TP_MAX_PIDS);
+	__type(key, __u32);
+	__type(value, struct tp_proc_cfg);
+} proc_cfg SEC(".maps");
+
+#endif
