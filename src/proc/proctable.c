@@ -410,7 +410,7 @@ void proctable__forget(struct proctable *t, uint32_t pid)
 
 /* The maps do not overlap: the one starting last at or below addr is the
  * only one that can hold it. */
-static struct proc_map *map_search(struct proc *p, uint64_t addr)
+struct proc_map *proctable__map_at(const struct proc *p, uint64_t addr)
 {
 	struct proc_map *m = SORTEDRANGE_FLOOR(p->maps, p->nmaps, start, addr);
 
@@ -424,13 +424,13 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 
 	if (p->stale)
 		return NULL;
-	m = map_search(p, addr);
+	m = proctable__map_at(p, addr);
 	if (m || clock__mono_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
 		return m;
 	t->stats.maps_reloads++;
 	if (load_maps(t, p))
 		return NULL;
-	return map_search(p, addr);
+	return proctable__map_at(p, addr);
 }
 
 /* The build ID of the file as the process maps it, read from its memory;

@@ -119,6 +119,10 @@ void proctable__forget(struct proctable *t, uint32_t pid);
 struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 				 uint64_t addr);
 
+/* The mapping that holds addr in the maps read so far (no re-read), or
+ * NULL. */
+struct proc_map *proctable__map_at(const struct proc *p, uint64_t addr);
+
 /* Symbols of a binary, loaded through /proc/PID/root on first use (so
  * binaries in other mount namespaces resolve). NULL if unreadable. */
 struct elfsym *proctable__binary_syms(struct proctable *t, const struct proc *p,

@@ -52,7 +52,6 @@
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
-#include "util/sortedrange.h"
 
 #define MAX_DWFL	32	/* processes with a CFI address space at once */
 #define MAX_BINS	512	/* binaries analysed at once */
@@ -445,14 +444,6 @@ static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
 	return need;
 }
 
-/* The executable mapping that holds addr, without re-reading the maps. */
-static struct proc_map *find_map(const struct proc *p, uint64_t addr)
-{
-	struct proc_map *m = SORTEDRANGE_FLOOR(p->maps, p->nmaps, start, addr);
-
-	return m && addr < m->end ? m : NULL;
-}
-
 /* The frame-pointer chain into out, with a frameless leaf's caller. */
 static size_t fp_stack(struct unwinder *u, struct proc *p,
 		       const struct unwind_sample *s, uint64_t *out)
@@ -476,7 +467,8 @@ static size_t fp_stack(struct unwinder *u, struct proc *p,
 		return n;
 	/* A plausible return address: in executable memory, and not what the
 	 * walk found next anyway. */
-	if (!find_map(p, s->sp_word) || (n > 1 && s->fp[1] == s->sp_word))
+	if (!proctable__map_at(p, s->sp_word) ||
+	    (n > 1 && s->fp[1] == s->sp_word))
 		return n;
 	k = n < TP_MAX_FRAMES ? n : TP_MAX_FRAMES - 1;
 	memmove(out + 2, out + 1, (k - 1) * sizeof(*out));
@@ -790,7 +782,7 @@ static size_t rules_stack(struct unwinder *u, struct proc *p,
 			return n;
 		look = n > 1 ? r.pc - 1 : r.pc;
 		if (!m || look < m->start || look >= m->end) {
-			m = find_map(p, look);
+			m = proctable__map_at(p, look);
 			b = m && m->bin ? bin_get(u, p->pid, m) : NULL;
 			if (!b || !b->cfi ||
 			    !map_bias(b, m->start, m->offset, &bias))
