@@ -42,6 +42,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "unwind/bincache.h"
 #include "unwind/cfirule.h"
 #include "unwind/elfimage.h"
 #include "sym/elfsym.h"
@@ -54,41 +55,12 @@
 #include "util/clock.h"
 
 #define MAX_DWFL	32	/* processes with a CFI address space at once */
-#define MAX_BINS	512	/* binaries analysed at once */
-#define BINS_BYTES_MAX	(32u << 20)	/* their images' headers and CFI */
-#define CACHE_ENTRIES_MAX (1u << 17)	/* cached decisions, all binaries:
-					 * about 100 bytes each */
-#define MAX_PCS		65536	/* cached leaf decisions per binary */
 #define MAX_MARKED	1024	/* processes marked for copies at once */
-#define MAX_LOADS	16	/* PT_LOAD segments kept per binary */
 #define TAIL_SLACK	2
 #define DEMOTE_WINDOW	256
-#define RETRY_NS	(5ull * 1000 * 1000 * 1000)	/* unreadable binary */
 
 /* x86-64 DWARF register numbers. */
 enum { DW_RBX = 3, DW_RBP = 6, DW_RSP = 7, DW_R12 = 12, DW_RIP = 16 };
-
-struct load {
-	uint64_t vaddr, offset, filesz, memsz;
-};
-
-/* One ELF file (by device and inode): its segments, its bytes (prologues)
- * and CFI, for the leaf decisions; and where libdwfl places it. */
-struct bin {
-	uint64_t dev, ino;
-	bool ok;
-	uint64_t failed_ns;	/* when it last could not be read */
-	struct elfimage *img;	/* headers and CFI; NULL for the vDSO */
-	Elf *elf;		/* over img */
-	struct load loads[MAX_LOADS];
-	size_t nloads;
-	uint64_t base_vaddr;	/* first PT_LOAD's p_vaddr & -p_align */
-	uint64_t end_vaddr;	/* highest p_vaddr + p_memsz */
-	Dwarf_CFI *cfi;		/* .eh_frame, or NULL */
-	struct hashmap *rules;	/* vaddr -> packed cfirule */
-	struct hashmap *pcs;	/* vaddr -> leaf decision + 1 */
-	struct hashmap *fns;	/* function vaddr -> prologue class + 1 */
-};
 
 /* A module as find_elf must open it: the image of its file, shared with
  * the bin (a reference of its own, as the bin may be dropped first). */
@@ -126,231 +98,11 @@ struct unwinder {
 	int verbose;
 	bool verify;			/* TAGPROF_UNWIND_VERIFY: rules vs dwfl */
 	struct hashmap *procs_by_pid;	/* pid -> struct uwproc * */
-	struct hashmap *bins;		/* dev, ino -> struct bin * */
-	size_t bins_bytes;		/* their images' */
-	size_t cache_entries;		/* in their pcs, fns and rules */
+	struct bincache *bins;
 	size_t ndwfl, nmarked;
 	uint64_t clock;			/* LRU */
-	/* Our own vDSO: the same image the kernel maps into every 64-bit
-	 * process, so CFI can unwind through theirs. */
-	uint8_t *vdso;
-	size_t vdso_len;
-	struct bin *vdso_bin;
-	Elf *vdso_elf;			/* tells dwfl_attach_state the arch */
 	struct unwind_stats stats;
 };
-
-/* ---- binaries ---- */
-
-static void bin_free(void *ptr)
-{
-	struct bin *b = ptr;
-
-	if (!b)
-		return;
-	/* The CFI made by dwarf_getcfi_elf is freed with dwarf_cfi_end. */
-	if (b->cfi)
-		dwarf_cfi_end(b->cfi);
-	if (b->elf)
-		elf_end(b->elf);
-	elfimage__put(b->img);
-	hashmap__free(b->rules);
-	hashmap__free(b->pcs);
-	hashmap__free(b->fns);
-	free(b);
-}
-
-/* Reads the segments of a 64-bit x86-64 ELF. */
-static bool read_loads(struct bin *b)
-{
-	GElf_Ehdr eh;
-	GElf_Phdr ph;
-	size_t n;
-	bool first = true;
-
-	if (!gelf_getehdr(b->elf, &eh) || gelf_getclass(b->elf) != ELFCLASS64 ||
-	    eh.e_machine != EM_X86_64 || elf_getphdrnum(b->elf, &n))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(b->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (first) {
-			b->base_vaddr = ph.p_vaddr &
-					-(ph.p_align ? ph.p_align : 1);
-			first = false;
-		}
-		if (ph.p_vaddr + ph.p_memsz > b->end_vaddr)
-			b->end_vaddr = ph.p_vaddr + ph.p_memsz;
-		if (b->nloads < MAX_LOADS)
-			b->loads[b->nloads++] = (struct load){
-				ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz };
-	}
-	return b->nloads > 0;
-}
-
-static bool bin_open_elf(struct bin *b, Elf *elf)
-{
-	b->elf = elf;
-	if (!read_loads(b))
-		return false;
-	b->cfi = dwarf_getcfi_elf(elf);	/* NULL without .eh_frame */
-	return true;
-}
-
-/* Reads the image of the file a mapping holds (targetfile.h: the mapped
- * file itself, never what a target put at its path). */
-static struct elfimage *read_image(struct unwinder *u, uint32_t pid,
-				   const struct proc_map *m)
-{
-	struct elfimage *im;
-	struct stat st;
-	int fd;
-
-	fd = targetfile__open_mapped(pid, m->start, m->end, m->bin->path,
-				     m->bin->dev, m->bin->ino, NULL, 0);
-	if (fd < 0)
-		return NULL;
-	im = fstat(fd, &st) ? NULL : elfimage__read(fd, st.st_size);
-	if (!im && errno == EFBIG)
-		u->stats.cfi_too_big++;
-	close(fd);
-	return im;
-}
-
-static void bin_load(struct unwinder *u, struct bin *b, uint32_t pid,
-		     const struct proc_map *m)
-{
-	Elf *elf;
-
-	b->img = read_image(u, pid, m);
-	if (!b->img)
-		goto fail;
-	elf = elfimage__elf(b->img);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		goto fail;
-	}
-	if (!bin_open_elf(b, elf)) {
-		if (b->cfi)
-			dwarf_cfi_end(b->cfi);
-		b->cfi = NULL;
-		elf_end(elf);
-		b->elf = NULL;
-		goto fail;
-	}
-	u->bins_bytes += elfimage__bytes(b->img);
-	b->ok = true;
-	return;
-fail:
-	elfimage__put(b->img);
-	b->img = NULL;
-	b->nloads = 0;
-	b->failed_ns = clock__mono_ns();
-}
-
-/* The analysed binary behind a mapping; NULL if it cannot be read. */
-static struct bin *bin_get(struct unwinder *u, uint32_t pid,
-			   const struct proc_map *m)
-{
-	const struct binary *fb = m->bin;
-	uint64_t key[2] = { fb->dev, fb->ino }, v;
-	struct bin *b;
-
-	if (!strcmp(fb->path, "[vdso]"))
-		return u->vdso_bin;
-	if (fb->path[0] != '/')
-		return NULL;
-	if (hashmap__get(u->bins, key, sizeof(key), &v)) {
-		b = (struct bin *)(uintptr_t)v;
-		if (b->ok)
-			return b;
-		if (clock__mono_ns() - b->failed_ns < RETRY_NS)
-			return NULL;
-		bin_load(u, b, pid, m);
-		return b->ok ? b : NULL;
-	}
-	if (hashmap__size(u->bins) >= MAX_BINS ||
-	    u->bins_bytes > BINS_BYTES_MAX ||
-	    u->cache_entries > CACHE_ENTRIES_MAX) {
-		/* Nothing outside this file keeps a bin (modules hold their
-		 * images): start over. */
-		hashmap__free_values(u->bins, bin_free);
-		u->bins_bytes = 0;
-		u->cache_entries = 0;
-		u->stats.bins_reset++;
-		u->bins = hashmap__new(0);
-		if (!u->bins)
-			return NULL;
-	}
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return NULL;
-	b->dev = fb->dev;
-	b->ino = fb->ino;
-	b->rules = hashmap__new(0);
-	b->pcs = hashmap__new(0);
-	b->fns = hashmap__new(0);
-	if (!b->rules || !b->pcs || !b->fns ||
-	    hashmap__put(u->bins, key, sizeof(key), (uintptr_t)b)) {
-		bin_free(b);
-		return NULL;
-	}
-	bin_load(u, b, pid, m);
-	return b->ok ? b : NULL;
-}
-
-static bool off_to_vaddr(const struct bin *b, uint64_t off, uint64_t *vaddr)
-{
-	for (size_t i = 0; i < b->nloads; i++) {
-		const struct load *l = &b->loads[i];
-
-		if (off >= l->offset && off - l->offset < l->filesz) {
-			*vaddr = l->vaddr + (off - l->offset);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Load bias of the file in a mapping (start, file offset): the mapping of
- * offset off starts at the page of the segment that holds it. */
-static bool map_bias(const struct bin *b, uint64_t start, uint64_t off,
-		     uint64_t *bias)
-{
-	for (size_t i = 0; i < b->nloads; i++) {
-		const struct load *l = &b->loads[i];
-		uint64_t lo = l->offset & ~(uint64_t)(TP_PAGE_SIZE - 1);
-
-		if (off >= lo && off < l->offset + l->filesz) {
-			/* start holds vaddr l->vaddr - (l->offset - off) */
-			*bias = start - (l->vaddr - (l->offset - off));
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Caches key -> val in one of a bin's tables: at most MAX_PCS in one (it
- * starts over), and the entries of all are counted, so that bin_get can
- * start all over beyond CACHE_ENTRIES_MAX. The addresses come from the
- * samples, so their number is the profiled processes' choice. */
-static void bin_cache(struct unwinder *u, struct hashmap **m, uint64_t key,
-		      uint64_t val)
-{
-	size_t before;
-
-	if (*m && hashmap__size(*m) >= MAX_PCS) {
-		u->cache_entries -= hashmap__size(*m);
-		hashmap__free(*m);
-		*m = hashmap__new(0);
-	}
-	if (!*m)
-		return;
-	before = hashmap__size(*m);
-	hashmap__put(*m, &key, sizeof(key), val);
-	u->cache_entries += hashmap__size(*m) - before;
-}
 
 /* ---- frameless leaves ---- */
 
@@ -386,7 +138,8 @@ static enum prologue read_prologue(uint32_t pid, uint64_t addr,
 /* Whether the CFA at vaddr is rsp+8, i.e. the return address is the word
  * at the stack pointer; *fn gets the start of the FDE's range. -1: no CFI
  * covers vaddr. */
-static int cfa_is_sp8(const struct bin *b, uint64_t vaddr, uint64_t *fn)
+static int cfa_is_sp8(const struct bincache_entry *b, uint64_t vaddr,
+		      uint64_t *fn)
 {
 	Dwarf_Frame *frame = NULL;
 	Dwarf_Addr start, end;
@@ -408,7 +161,7 @@ static int cfa_is_sp8(const struct bin *b, uint64_t vaddr, uint64_t *fn)
 /* Whether the return address of the leaf at vaddr is at the stack pointer
  * and the frame-pointer walk missed it. */
 static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
-			      struct proc_map *m, struct bin *b,
+			      struct proc_map *m, struct bincache_entry *b,
 			      uint64_t vaddr)
 {
 	uint64_t fn = 0, bias, v;
@@ -423,24 +176,25 @@ static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
 	cfa = cfa_is_sp8(b, vaddr, &fn);
 	/* The function's entry: its symbol's start, or its FDE's where no
 	 * symbol covers it (a stripped library's local functions). */
-	syms = m->bin && b != u->vdso_bin ?
+	syms = m->bin && !bincache__is_vdso(u->bins, b) ?
 		       proctable__binary_syms(u->procs, p, m->bin) : NULL;
 	if (syms && elfsym__lookup(syms, vaddr, &v) && v > fn)
 		fn = v;		/* the closer one: an FDE may start later */
 	need = false;
-	if (fn && cfa != 0 && map_bias(b, m->start, m->offset, &bias)) {
+	if (fn && cfa != 0 &&
+	    bincache__map_bias(b, m->start, m->offset, &bias)) {
 		if (hashmap__get(b->fns, &fn, sizeof(fn), &v)) {
 			pro = (v - 1) & 0xff;
 			push_at = (v - 1) >> 8;
 		} else {
 			pro = read_prologue(p->pid, bias + fn, &push_at);
-			bin_cache(u, &b->fns, fn,
+			bincache__remember(u->bins, &b->fns, fn,
 				  ((uint64_t)push_at << 8 | pro) + 1);
 		}
 		need = pro == PRO_NOFRAME ||
 		       (pro == PRO_FRAME && vaddr - fn <= push_at);
 	}
-	bin_cache(u, &b->pcs, vaddr, need + 1);
+	bincache__remember(u->bins, &b->pcs, vaddr, need + 1);
 	return need;
 }
 
@@ -451,7 +205,7 @@ static size_t fp_stack(struct unwinder *u, struct proc *p,
 	size_t n = s->nfp > TP_MAX_FRAMES ? TP_MAX_FRAMES : s->nfp, k;
 	uint64_t pc, vaddr;
 	struct proc_map *m;
-	struct bin *b;
+	struct bincache_entry *b;
 
 	memcpy(out, s->fp, n * sizeof(*out));
 	if (!n || !p || !s->has_sp_word || p->stale)
@@ -461,8 +215,9 @@ static size_t fp_stack(struct unwinder *u, struct proc *p,
 	m = proctable__find_map(u->procs, p, pc);
 	if (!m || !m->bin)
 		return n;
-	b = bin_get(u, p->pid, m);
-	if (!b || !off_to_vaddr(b, pc - m->start + m->offset, &vaddr) ||
+	b = bincache__get(u->bins, p->pid, m);
+	if (!b ||
+	    !bincache__off_to_vaddr(b, pc - m->start + m->offset, &vaddr) ||
 	    !leaf_needs_caller(u, p, m, b, vaddr))
 		return n;
 	/* A plausible return address: in executable memory, and not what the
@@ -499,7 +254,7 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	if (!md)
 		return -1;
 	if (!md->img) {
-		*elfp = elf_memory((char *)md->u->vdso, md->u->vdso_len);
+		*elfp = bincache__vdso_open(md->u->bins);
 		return -1;
 	}
 	/* The bin's image, read when the module was reported: no file is
@@ -614,13 +369,13 @@ static void dwfl_make_room(struct unwinder *u)
 static void report_map(struct unwinder *u, struct uwproc *up, Dwfl *dwfl,
 		       const struct proc_map *m)
 {
-	struct bin *b = bin_get(u, up->pid, m);
+	struct bincache_entry *b = bincache__get(u->bins, up->pid, m);
 	struct mod *md = &up->mods[up->nmods];
 	uint64_t bias, low, high;
 	Dwfl_Module *mod;
 	void **slot;
 
-	if (!b || !map_bias(b, m->start, m->offset, &bias))
+	if (!b || !bincache__map_bias(b, m->start, m->offset, &bias))
 		return;
 	low = bias + b->base_vaddr;
 	high = bias + b->end_vaddr;
@@ -697,8 +452,8 @@ static Dwfl *dwfl_for(struct unwinder *u, struct uwproc *up, struct proc *p)
 		if (p->maps[i].bin)
 			report_map(u, up, dwfl, &p->maps[i]);
 	if (dwfl_report_end(dwfl, NULL, NULL) || !up->nmods ||
-	    !dwfl_attach_state(dwfl, u->vdso_elf, up->pid, &thread_callbacks,
-			       up)) {
+	    !dwfl_attach_state(dwfl, bincache__vdso_elf(u->bins), up->pid,
+			       &thread_callbacks, up)) {
 		dwfl_end(dwfl);
 		u->stats.dwfl_failed++;
 		return NULL;
@@ -750,18 +505,6 @@ static size_t dwfl_stack(struct unwinder *u, struct uwproc *up,
 	return w.n;
 }
 
-/* The CFI rule at vaddr of b, cached per binary. */
-static uint64_t bin_rule(struct unwinder *u, struct bin *b, uint64_t vaddr)
-{
-	uint64_t v;
-
-	if (b->rules && hashmap__get(b->rules, &vaddr, sizeof(vaddr), &v))
-		return v;
-	v = cfirule__at(b->cfi, vaddr);
-	bin_cache(u, &b->rules, vaddr, v);
-	return v;
-}
-
 /* The same walk as libdwfl's, frame for frame, with cached rules; 0 when
  * some frame needs more than they describe (no .eh_frame entry, a PLT
  * stub, a signal frame): libdwfl then unwinds the stack from the start. A
@@ -772,7 +515,7 @@ static size_t rules_stack(struct unwinder *u, struct proc *p,
 {
 	struct cfiregs r = { s->regs->ip, s->regs->sp, s->regs->bp, true };
 	const struct proc_map *m = NULL;
-	struct bin *b = NULL;
+	struct bincache_entry *b = NULL;
 	uint64_t bias = 0, look, rule;
 	size_t n = 0;
 
@@ -783,12 +526,13 @@ static size_t rules_stack(struct unwinder *u, struct proc *p,
 		look = n > 1 ? r.pc - 1 : r.pc;
 		if (!m || look < m->start || look >= m->end) {
 			m = proctable__map_at(p, look);
-			b = m && m->bin ? bin_get(u, p->pid, m) : NULL;
+			b = m && m->bin ? bincache__get(u->bins, p->pid, m) :
+					  NULL;
 			if (!b || !b->cfi ||
-			    !map_bias(b, m->start, m->offset, &bias))
+			    !bincache__map_bias(b, m->start, m->offset, &bias))
 				return 0;
 		}
-		rule = bin_rule(u, b, look - bias);
+		rule = bincache__rule(u->bins, b, look - bias);
 		if (!cfirule__usable(rule))
 			return 0;
 		if (cfirule__step(rule, &r, copy_word, (void *)s) !=
@@ -997,60 +741,6 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 
 /* ---- setup ---- */
 
-struct vdso_find {
-	uint64_t start;		/* where the auxiliary vector says it is */
-	size_t len;
-};
-
-/* 1 with the length of our vDSO mapping, if a sane one (at most 1 MiB). */
-static int vdso_map(const struct procfs_map *m, void *arg)
-{
-	struct vdso_find *v = arg;
-
-	if (strcmp(m->path, "[vdso]") || m->start != v->start ||
-	    m->end <= m->start || m->end - m->start > (1u << 20))
-		return 0;
-	v->len = m->end - m->start;
-	return 1;
-}
-
-/* Our vDSO image, from our own mappings. */
-static void load_vdso(struct unwinder *u)
-{
-	const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
-	struct vdso_find v = { .start = (uintptr_t)base };
-	struct bin *b;
-
-	if (!base)
-		return;
-	procfs__read_maps(PROCFS_SELF, vdso_map, &v);
-	u->vdso_len = v.len;
-	if (!u->vdso_len)
-		return;
-	u->vdso = malloc(u->vdso_len);
-	b = calloc(1, sizeof(*b));
-	if (!u->vdso || !b)
-		goto fail;
-	memcpy(u->vdso, base, u->vdso_len);
-	b->pcs = hashmap__new(0);
-	b->fns = hashmap__new(0);
-	u->vdso_elf = elf_memory((char *)u->vdso, u->vdso_len);
-	if (!b->pcs || !b->fns || !u->vdso_elf ||
-	    !bin_open_elf(b, elf_memory((char *)u->vdso, u->vdso_len)))
-		goto fail;
-	b->ok = true;
-	u->vdso_bin = b;
-	return;
-fail:
-	bin_free(b);
-	if (u->vdso_elf)
-		elf_end(u->vdso_elf);
-	u->vdso_elf = NULL;
-	free(u->vdso);
-	u->vdso = NULL;
-	u->vdso_len = 0;
-}
-
 struct unwinder *unwinder__new(struct proctable *procs, int mode)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
@@ -1062,13 +752,12 @@ struct unwinder *unwinder__new(struct proctable *procs, int mode)
 	u->mode = mode;
 	u->verify = getenv("TAGPROF_UNWIND_VERIFY") != NULL;
 	u->procs_by_pid = hashmap__new(0);
-	u->bins = hashmap__new(0);
+	u->bins = bincache__new(&u->stats);
 	u->marks = hashmap__new(0);
 	if (!u->procs_by_pid || !u->bins || !u->marks) {
 		unwinder__free(u);
 		return NULL;
 	}
-	load_vdso(u);
 	return u;
 }
 
@@ -1084,11 +773,7 @@ void unwinder__free(struct unwinder *u)
 	hashmap__free_values(u->procs_by_pid, uwproc_free);
 	hashmap__free(u->marks);	/* after the processes: they note
 					   their unmarks */
-	hashmap__free_values(u->bins, bin_free);
-	bin_free(u->vdso_bin);
-	if (u->vdso_elf)
-		elf_end(u->vdso_elf);
-	free(u->vdso);
+	bincache__free(u->bins);
 	free(u);
 }
 
