@@ -33,6 +33,7 @@
 
 #include "unwind/bincache.h"
 #include "unwind/cfirule.h"
+#include "unwind/cfistack.h"
 #include "unwind/elfimage.h"
 #include "unwind/fpstack.h"
 #include "sym/elfsym.h"
@@ -141,29 +142,14 @@ static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 	return true;
 }
 
-/* Memory is the stack copy and nothing else. */
-static bool copy_word(void *arg, uint64_t addr, uint64_t *val)
-{
-	const struct unwind_sample *s = arg;
-	uint64_t sp;
-
-	if (!s || !s->regs)
-		return false;
-	sp = s->regs->sp;
-	if (addr < sp || s->stack_len < sizeof(*val) ||
-	    addr - sp > s->stack_len - sizeof(*val))
-		return false;
-	memcpy(val, s->stack + (addr - sp), sizeof(*val));
-	return true;
-}
-
 static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
 			void *arg)
 {
 	uint64_t v;
 
 	(void)dwfl;
-	if (!copy_word((void *)((struct uwproc *)arg)->cur, addr, &v))
+	if (!cfistack__read_word((void *)((struct uwproc *)arg)->cur, addr,
+				 &v))
 		return false;
 	*result = v;
 	return true;
@@ -364,42 +350,6 @@ static size_t dwfl_stack(struct unwinder *u, struct uwproc *up,
 	return w.n;
 }
 
-/* The same walk as libdwfl's, frame for frame, with cached rules; 0 when
- * some frame needs more than they describe (no .eh_frame entry, a PLT
- * stub, a signal frame): libdwfl then unwinds the stack from the start. A
- * caller's rule is looked up at its return address - 1, as a call may end
- * its function. */
-static size_t rules_stack(struct unwinder *u, struct proc *p,
-			  const struct unwind_sample *s, uint64_t *out)
-{
-	struct cfiregs r = { s->regs->ip, s->regs->sp, s->regs->bp, true };
-	const struct proc_map *m = NULL;
-	struct bincache_entry *b = NULL;
-	uint64_t bias = 0, look, rule;
-	size_t n = 0;
-
-	for (;;) {
-		out[n++] = r.pc;
-		if (n == TP_MAX_FRAMES)
-			return n;
-		look = n > 1 ? r.pc - 1 : r.pc;
-		if (!m || look < m->start || look >= m->end) {
-			m = proctable__map_at(p, look);
-			b = m && m->bin ? bincache__get(u->bins, p->pid, m) :
-					  NULL;
-			if (!b || !b->cfi ||
-			    !bincache__map_bias(b, m->start, m->offset, &bias))
-				return 0;
-		}
-		rule = bincache__rule(u->bins, b, look - bias);
-		if (!cfirule__usable(rule))
-			return 0;
-		if (cfirule__step(rule, &r, copy_word, (void *)s) !=
-		    CFIRULE_CALLER || !r.pc)
-			return n;	/* where libdwfl ends too */
-	}
-}
-
 /* The CFI unwind of the sample's stack copy into out; 0 if none. With
  * TAGPROF_UNWIND_VERIFY set, libdwfl unwinds every stack as well and
  * stacks where the two differ are counted. */
@@ -411,7 +361,7 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 
 	/* A pc outside the maps read so far: re-read them (rate-limited). */
 	proctable__find_map(u->procs, p, s->regs->ip);
-	nfast = rules_stack(u, p, s, fast);
+	nfast = cfistack__walk(u->bins, p, s, fast);
 	if (nfast) {
 		u->stats.cfi_rules++;
 		if (!u->verify) {
