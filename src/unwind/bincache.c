@@ -26,7 +26,7 @@
 #define RETRY_NS	(5ull * 1000 * 1000 * 1000)	/* unreadable binary */
 
 struct bincache {
-	struct hashmap *bins;		/* dev, ino -> struct bincache_entry * */
+	struct hashmap *bins;	/* dev, ino -> struct bincache_entry * */
 	size_t bins_bytes;		/* their images' */
 	size_t cache_entries;		/* in their pcs, fns and rules */
 	/* Our own vDSO: the same image the kernel maps into every 64-bit
