@@ -6,70 +6,41 @@
  * with the rules cached per binary (cfistack.h) or, where they do not
  * suffice, by libdwfl (dwflspace.h).
  *
- * `auto`. BPF copies the stacks of processes marked here, and of one
- * sample in 64 of the others (one in 8 in a process's first 2 s): those
- * probes compare CFI with the frame pointers. CFI "helps" when it finds
- * frames the frame-pointer chain lacks: more than TAIL_SLACK frames past
- * their common prefix (on glibc, a sound frame-pointer chain stops below
- * __libc_start_main and _start, or clone3, which CFI adds: at most two). A
- * probe that helps marks the process; a marked process whose last
- * DEMOTE_WINDOW copies never helped is unmarked (back to probes). */
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
+ * `auto`. Which processes get their stacks copied on every sample is the
+ * policy's (autopolicy.h), fed with what CFI found in each copy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#include <gelf.h>
+#include <libelf.h>
 
-#include "unwind/bincache.h"
-#include "unwind/cfirule.h"
-#include "unwind/cfistack.h"
-#include "unwind/dwflspace.h"
-#include "unwind/elfimage.h"
-#include "unwind/fpstack.h"
-#include "sym/elfsym.h"
-#include "util/hashmap.h"
-#include "proc/procfs.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
-#include "proc/targetfile.h"
+#include "unwind/autopolicy.h"
+#include "unwind/bincache.h"
+#include "unwind/cfistack.h"
+#include "unwind/dwflspace.h"
+#include "unwind/fpstack.h"
 #include "unwind/unwind.h"
-#include "util/clock.h"
-
-#define MAX_MARKED	1024	/* processes marked for copies at once */
-#define TAIL_SLACK	2
-#define DEMOTE_WINDOW	256
+#include "util/hashmap.h"
 
 /* One process. */
 struct uwproc {
 	struct unwinder *u;
 	uint32_t pid;
 	uint64_t start_ns;
-	/* auto */
-	bool marked;
-	uint32_t win_copies, win_helped;
+	struct automark mark;		/* auto */
 	struct dwflspace space;		/* CFI by libdwfl */
 };
 
 struct unwinder {
 	struct proctable *procs;
-	struct hashmap *marks;		/* pid -> wants copies (1) or not (0):
-					   decided, not yet taken */
 	int mode;
 	int verbose;
 	bool verify;			/* TAGPROF_UNWIND_VERIFY: rules vs dwfl */
 	struct hashmap *procs_by_pid;	/* pid -> struct uwproc * */
 	struct bincache *bins;
 	struct dwflspaces spaces;
-	size_t nmarked;
+	struct autopolicy *policy;	/* auto */
 	struct unwind_stats stats;
 };
 
@@ -105,27 +76,22 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 	return n;
 }
 
-/* ---- processes and `auto` ---- */
-
-/* Records that pid wants its stacks copied on every sample, or no longer,
- * for unwinder__take_marks: the latest word for a pid wins. */
-static int note_mark(struct unwinder *u, uint32_t pid, bool copy)
-{
-	return hashmap__put(u->marks, &pid, sizeof(pid), copy);
-}
+/* ---- processes ---- */
 
 size_t unwinder__take_marks(struct unwinder *u, struct unwind_mark *out,
 			    size_t max)
 {
-	size_t it = 0, n = 0;
-	const void *key;
+	return autopolicy__take(u->policy, out, max);
+}
+
+void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy)
+{
 	uint64_t v;
 
-	while (n < max && hashmap__next(u->marks, &it, &key, NULL, &v))
-		out[n++] = (struct unwind_mark){ *(const uint32_t *)key, v };
-	for (size_t i = 0; i < n; i++)
-		hashmap__del(u->marks, &out[i].pid, sizeof(out[i].pid), NULL);
-	return n;
+	if (hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
+		autopolicy__refused(u->policy,
+				    &((struct uwproc *)(uintptr_t)v)->mark,
+				    copy);
 }
 
 static void uwproc_free(void *ptr)
@@ -135,10 +101,7 @@ static void uwproc_free(void *ptr)
 	if (!up)
 		return;
 	dwflspace__drop(&up->space);
-	if (up->marked) {
-		note_mark(up->u, up->pid, false);
-		up->u->nmarked--;
-	}
+	autopolicy__forget(up->u->policy, up->pid, &up->mark);
 	free(up);
 }
 
@@ -169,62 +132,6 @@ static struct uwproc *uwproc_get(struct unwinder *u, const struct proc *p)
 	return up;
 }
 
-static void set_marked(struct unwinder *u, struct uwproc *up, bool on)
-{
-	if (up->marked == on)
-		return;
-	if (on && u->nmarked >= MAX_MARKED)
-		return;
-	if (note_mark(u, up->pid, on))
-		return;
-	up->marked = on;
-	up->win_copies = up->win_helped = 0;
-	if (u->verbose)
-		fprintf(stderr, "tagprof: unwind: pid %u %s\n", up->pid,
-			on ? "needs CFI: its stacks are copied" :
-			     "no longer helped by CFI: back to probes");
-	if (on) {
-		u->nmarked++;
-		u->stats.marked++;
-	} else {
-		u->nmarked--;
-		u->stats.unmarked++;
-	}
-}
-
-void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy)
-{
-	struct uwproc *up;
-	uint64_t v;
-
-	if (!hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
-		return;
-	up = (struct uwproc *)(uintptr_t)v;
-	if (up->marked != copy)
-		return;
-	/* Not in force: undo it, so that the next probe that helps asks
-	 * again, and the counts say only what BPF does. */
-	up->marked = !copy;
-	if (copy) {
-		u->nmarked--;
-		u->stats.marked--;
-	} else {
-		u->nmarked++;
-		u->stats.unmarked--;
-	}
-}
-
-/* Whether CFI found frames the frame-pointer chain lacks (see the top). */
-static bool cfi_helps(const uint64_t *fp, size_t nfp, const uint64_t *cfi,
-		      size_t ncfi)
-{
-	size_t same = 0;
-
-	while (same < nfp && same < ncfi && fp[same] == cfi[same])
-		same++;
-	return ncfi > same + TAIL_SLACK;
-}
-
 size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 			    const struct unwind_sample *s, uint64_t *out)
 {
@@ -245,19 +152,10 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 		u->stats.cfi_failed++;
 		return nfp;
 	}
-	helps = cfi_helps(out, nfp, cfi, ncfi);
+	helps = autopolicy__cfi_helps(out, nfp, cfi, ncfi);
 	if (u->mode == TP_UNWIND_AUTO) {
-		if (s->probe) {
-			if (helps)
-				set_marked(u, up, true);
-		} else if (up->marked) {
-			up->win_helped += helps;
-			if (++up->win_copies >= DEMOTE_WINDOW) {
-				if (!up->win_helped)
-					set_marked(u, up, false);
-				up->win_copies = up->win_helped = 0;
-			}
-		}
+		autopolicy__observe(u->policy, up->pid, &up->mark, s->probe,
+				    helps);
 		/* A probe that does not help keeps the frame-pointer stack,
 		 * like the process's other samples. */
 		if (s->probe && !helps)
@@ -291,8 +189,8 @@ struct unwinder *unwinder__new(struct proctable *procs, int mode)
 	u->bins = bincache__new(&u->stats);
 	u->spaces.bins = u->bins;
 	u->spaces.stats = &u->stats;
-	u->marks = hashmap__new(0);
-	if (!u->procs_by_pid || !u->bins || !u->marks) {
+	u->policy = autopolicy__new(&u->stats);
+	if (!u->procs_by_pid || !u->bins || !u->policy) {
 		unwinder__free(u);
 		return NULL;
 	}
@@ -302,6 +200,7 @@ struct unwinder *unwinder__new(struct proctable *procs, int mode)
 void unwinder__set_verbose(struct unwinder *u, int verbose)
 {
 	u->verbose = verbose;
+	autopolicy__set_verbose(u->policy, verbose);
 }
 
 void unwinder__free(struct unwinder *u)
@@ -309,7 +208,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	hashmap__free_values(u->procs_by_pid, uwproc_free);
-	hashmap__free(u->marks);	/* after the processes: they note
+	autopolicy__free(u->policy);	/* after the processes: they note
 					   their unmarks */
 	bincache__free(u->bins);
 	free(u);
