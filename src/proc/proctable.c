@@ -14,7 +14,7 @@
 
 #include "sym/elfsym.h"
 #include "util/hashmap.h"
-#include "proc/perfmap.h"
+#include "proc/jitmap.h"
 #include "proc/proctable.h"
 #include "sym/symfile.h"
 #include "proc/targetfile.h"
@@ -25,11 +25,6 @@
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
-#define PERFMAP_RECHECK_NS (1000ull * 1000 * 1000)
-/* A map found changed at every reread is reread ever less often, up to
- * this: a process rewriting its map all the time costs one read of at
- * most its budget per interval, not a read per second. */
-#define PERFMAP_RECHECK_MAX_NS (32ull * PERFMAP_RECHECK_NS)
 /* Shares of the memory bound (the agent's --max-memory): all perf maps
  * held, and one process's. */
 #define PERFMAPS_SHARE		4	/* a quarter */
@@ -107,15 +102,6 @@ static void unref_maps(struct proc_map *maps, size_t n)
 			maps[i].bin->refs--;
 }
 
-/* Frees the process's perf map and takes it off the total. */
-static void perfmap_drop(struct proc *p)
-{
-	if (p->perfmap && p->owner)
-		p->owner->stats.perfmap_bytes -= perfmap__bytes(p->perfmap);
-	perfmap__free(p->perfmap);
-	p->perfmap = NULL;
-}
-
 static void proc_free(void *ptr)
 {
 	struct proc *p = ptr;
@@ -126,7 +112,7 @@ static void proc_free(void *ptr)
 	free(p->maps);
 	if (p->owner)
 		p->owner->stats.maps_bytes -= p->nmaps * sizeof(*p->maps);
-	perfmap_drop(p);
+	jitmap__drop(&p->jitmap, p->owner ? &p->owner->stats : NULL);
 	free(p);
 }
 
@@ -548,152 +534,12 @@ struct symcache *proctable__symcache(struct proctable *t)
 	return t->symcache;
 }
 
-/* The pid the process has in its own namespace and its effective uid,
- * from /proc/PID/status. */
-static bool ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
+const char *proctable__jit_name(struct proctable *t, struct proc *p,
+				uint64_t addr)
 {
-	char path[64], *line = NULL, *s, *end;
-	unsigned long v;
-	bool have_pid = false, have_uid = false;
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	*nspid = pid;
-	while (getline(&line, &cap, f) > 0) {
-		if (!strncmp(line, "NSpid:", 6)) {
-			/* The last field is the innermost namespace's. */
-			for (s = line + 6;; s = end) {
-				v = strtoul(s, &end, 10);
-				if (end == s)
-					break;
-				*nspid = v;
-				have_pid = true;
-			}
-		} else if (!strncmp(line, "Uid:", 4)) {
-			strtoul(line + 4, &end, 10);	/* real */
-			v = strtoul(end, &s, 10);	/* effective */
-			if (s != end) {
-				*uid = v;
-				have_uid = true;
-			}
-		}
-	}
-	free(line);
-	fclose(f);
-	return have_uid && (have_pid || *nspid == pid);
-}
-
-/* Counts a map not read because of the budget, once per version of the
- * file. */
-static void perfmap_over_budget(struct proctable *t, struct proc *p,
-				uint64_t ino, uint64_t size, uint64_t mtime)
-{
-	if (p->perfmap_over && ino == p->perfmap_ino &&
-	    size == p->perfmap_size && mtime == p->perfmap_mtime_ns)
-		return;
-	p->perfmap_over = true;
-	t->stats.perfmap_over_budget++;
-}
-
-static void perfmap_refresh(struct proctable *t, struct proc *p)
-{
-	struct perfmap_stats st;
-	struct perfmap *pm;
-	uint64_t mtime, room;
-	char path[128], rel[64];
-	uint32_t nspid;
-	struct stat sb;
-	uid_t uid = (uid_t)-1;
-	int err;
-
-	p->perfmap_tried = true;
-	p->perfmap_checked_ns = clock__mono_ns();
-	if (!ns_pid_uid(p->pid, &nspid, &uid))
-		return;
-	snprintf(rel, sizeof(rel), "/tmp/perf-%u.map", nspid);
-	if (!procfs__root_path(path, sizeof(path), p->pid, rel, strlen(rel)) ||
-	    lstat(path, &sb))
-		return;
-	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
-		sb.st_mtim.tv_nsec;
-	if ((p->perfmap || p->perfmap_over) &&
-	    (uint64_t)sb.st_ino == p->perfmap_ino &&
-	    (uint64_t)sb.st_size == p->perfmap_size &&
-	    mtime == p->perfmap_mtime_ns) {
-		/* Unchanged: back to the usual pace. */
-		p->perfmap_backoff_ns /= 2;
-		return;
-	}
-	/* Changed since the last read: the next one waits longer. */
-	if (p->perfmap_tried_read)
-		p->perfmap_backoff_ns = p->perfmap_backoff_ns ?
-			p->perfmap_backoff_ns * 2 : PERFMAP_RECHECK_NS;
-	if (p->perfmap_backoff_ns > PERFMAP_RECHECK_MAX_NS)
-		p->perfmap_backoff_ns = PERFMAP_RECHECK_MAX_NS;
-	p->perfmap_tried_read = true;
-	/* The old version goes first: it is stale, and the new one gets its
-	 * room within the total. */
-	perfmap_drop(p);
-	room = t->stats.perfmap_bytes < t->stats.perfmaps_budget ?
-	       t->stats.perfmaps_budget - t->stats.perfmap_bytes : 0;
-	if (room > t->stats.perfmap_proc_budget)
-		room = t->stats.perfmap_proc_budget;
-	/* Too big for the room left, by its size: not opened at all. */
-	if ((uint64_t)sb.st_size > room) {
-		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
-		goto remember;
-	}
-	err = perfmap__read(path, uid, room, &pm, &st);
-	if (err == -EFBIG) {	/* grew since the lstat */
-		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
-		goto remember;
-	}
-	if (err) {
-		if ((err == -EPERM || err == -ENOEXEC) && !p->perfmap_refused) {
-			p->perfmap_refused = true;
-			t->stats.perfmap_refused++;
-		}
-		return;
-	}
-	p->perfmap_over = false;
-	if (!p->perfmap_read) {
-		p->perfmap_read = true;
-		t->stats.perfmaps_read++;
-	}
-	/* Maps grow by appending: count only lines not counted before. */
-	if (st.bad_lines > p->perfmap_bad)
-		t->stats.perfmap_bad_lines += st.bad_lines - p->perfmap_bad;
-	p->perfmap_bad = st.bad_lines;
-	if (st.truncated && !p->perfmap_truncated) {
-		p->perfmap_truncated = true;
-		t->stats.perfmap_truncated++;
-	}
-	t->stats.perfmap_bytes += perfmap__bytes(pm);
-	p->perfmap = pm;
-remember:
-	p->perfmap_ino = sb.st_ino;
-	p->perfmap_size = sb.st_size;
-	p->perfmap_mtime_ns = mtime;
-}
-
-const char *proctable__jit_name(struct proctable *t, struct proc *p, uint64_t addr)
-{
-	const char *name;
-
 	if (p->stale)
 		return NULL;
-	name = perfmap__lookup(p->perfmap, addr, NULL);
-	if (name)
-		return name;
-	if (p->perfmap_tried && clock__mono_ns() - p->perfmap_checked_ns <
-	    PERFMAP_RECHECK_NS + p->perfmap_backoff_ns)
-		return NULL;
-	perfmap_refresh(t, p);
-	return perfmap__lookup(p->perfmap, addr, NULL);
+	return jitmap__name(&p->jitmap, &t->stats, p->pid, addr);
 }
 
 /* Whether pid still names the process that started at start_ns. */

@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proc/jitmap.h"
 #include "sym/debuginfo.h"
 
 struct elfsym;
-struct perfmap;
 struct symcache;
 struct symfile;
 
@@ -55,16 +55,7 @@ struct proc {
 	uint64_t maps_ver;	/* changes with every read of the maps, and
 				 * is never reused by another process: an
 				 * address means the same while it holds */
-	/* JIT symbols: /tmp/perf-NSPID.map under the process's root. */
-	struct perfmap *perfmap;
-	bool perfmap_tried, perfmap_refused, perfmap_truncated;
-	bool perfmap_tried_read;	/* a version of the file was seen */
-	bool perfmap_read;		/* ... and one was read */
-	bool perfmap_over;	/* the version seen is over the budget */
-	uint64_t perfmap_checked_ns;
-	uint64_t perfmap_backoff_ns;	/* added to the recheck interval */
-	uint64_t perfmap_ino, perfmap_size, perfmap_mtime_ns;
-	uint64_t perfmap_bad;	/* garbage lines in the last read */
+	struct jitmap jitmap;	/* JIT symbols (perf map) */
 	struct proctable *owner;
 };
 
@@ -142,11 +133,12 @@ struct symfile *proctable__map_symfile(struct proctable *t, const struct proc *p
 struct symcache *proctable__symcache(struct proctable *t);
 
 /* The name a JIT gave the code at addr in its perf map
- * (/tmp/perf-PID.map, PID as the process sees itself), or NULL. The map
- * is read on first use and again, at most once a second, when an address
- * is missing and the file changed. The name is valid until the next call
- * for this process. */
-const char *proctable__jit_name(struct proctable *t, struct proc *p, uint64_t addr);
+ * (/tmp/perf-PID.map, PID as the process sees itself: jitmap.h), or NULL.
+ * The map is read on first use and again, at most once a second, when an
+ * address is missing and the file changed. The name is valid until the
+ * next call for this process. */
+const char *proctable__jit_name(struct proctable *t, struct proc *p,
+				uint64_t addr);
 
 /* Frees entries of processes that are gone (exit events can be lost, or
  * come before we saw the process) and binaries no process maps any more. */
