@@ -1,27 +1,24 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Process table: /proc/PID/maps per sampled process, binaries shared. */
+/* Process table: /proc/PID/maps per sampled process, binaries shared;
+ * the files trusted for them are symtrust.c's, the JIT maps jitmap.c's. */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
-#include "sym/elfsym.h"
-#include "util/hashmap.h"
 #include "proc/jitmap.h"
+#include "proc/procfs.h"
 #include "proc/proctable.h"
+#include "proc/symtrust.h"
 #include "sym/symfile.h"
-#include "proc/targetfile.h"
 #include "util/clock.h"
 #include "util/grow.h"
+#include "util/hashmap.h"
 #include "util/sortedrange.h"
-#include "proc/procfs.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
@@ -34,7 +31,6 @@
 #define MAPS_SHARE		4
 /* record has no --max-memory: its budgets are those of this bound. */
 #define RECORD_MEMORY		(512ull << 20)
-#define DELETED_SUFFIX " (deleted)"
 
 struct proctable {
 	struct hashmap *by_pid;		/* pid -> struct proc * */
@@ -159,10 +155,10 @@ static struct binary *binary_get(struct proctable *t, const char *path,
 	b->cache = t->symcache;
 	if (b->path) {
 		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		size_t len = strlen(base), sl = strlen(DELETED_SUFFIX);
+		size_t len = strlen(base), sl = strlen(PROCTABLE_DELETED_SUFFIX);
 
 		if (path[0] == '/' && len > sl &&
-		    !strcmp(base + len - sl, DELETED_SUFFIX)) {
+		    !strcmp(base + len - sl, PROCTABLE_DELETED_SUFFIX)) {
 			b->deleted = true;
 			len -= sl;
 		}
@@ -419,103 +415,10 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 	return proctable__map_at(p, addr);
 }
 
-/* The build ID of the file as the process maps it, read from its memory;
- * false when it cannot be read (the process is gone, or not 64-bit). */
-static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
-			    char *id, size_t len)
+struct symfile *proctable__map_symfile(struct proctable *t,
+				      const struct proc *p, struct proc_map *m)
 {
-	if (!m->hdr_start || p->stale)
-		return false;
-	return elfsym__mem_build_id(p->pid, m->hdr_start, id, len) == 0;
-}
-
-/* The binary's path as the process sees it, without " (deleted)", into
- * buf ("" if it does not fit). */
-static void binary_path(const struct binary *b, char *buf, size_t len)
-{
-	size_t n = strlen(b->path);
-
-	if (b->deleted)
-		n -= strlen(DELETED_SUFFIX);
-	if (n >= len)
-		n = 0;
-	memcpy(buf, b->path, n);
-	buf[n] = '\0';
-}
-
-/* Loads the symbols of the file open at fd, read from path (the mapped
- * file: targetfile__open_mapped checked it). 0, or -errno; -ESTALE when
- * its build ID is not the one the process has in memory. */
-static int load_binary(struct proctable *t, const struct proc *p,
-		       struct binary *b, int fd, const char *path,
-		       const char *orig, const char *expected)
-{
-	char id[160], root[64];
-	struct symfile_source src;
-	int rc;
-
-	rc = elfsym__peek_build_id(fd, id, sizeof(id));
-	if (rc && rc != -ENOENT)
-		return rc;		/* not ELF, or unreadable */
-	if (expected && (rc || strcmp(id, expected)))
-		return -ESTALE;
-	procfs__root_path(root, sizeof(root), p->pid, "", 0);
-	src = (struct symfile_source){ .path = path, .fd = fd,
-				       .build_id = rc ? NULL : id,
-				       .root = p->stale ? NULL : root,
-				       .orig_path = orig, .dev = b->dev,
-				       .ino = b->ino };
-	b->sf = symcache__get(t->symcache, &src);
-	if (!b->sf)
-		return errno ? -errno : -EINVAL;
-	b->syms = symfile__elfsym(b->sf);
-	return 0;
-}
-
-/* The file is the mapped one by device and inode (or map_files), and, when
- * the process's memory shows one, by build ID. */
-struct symfile *proctable__map_symfile(struct proctable *t, const struct proc *p,
-				   struct proc_map *m)
-{
-	char path[PATH_MAX + 32], orig[PATH_MAX], expected[160];
-	struct binary *b = m->bin;
-	bool have_id;
-	int fd, rc;
-
-	if (!b)
-		return NULL;
-	if (b->loaded)
-		return b->sf;
-	b->loaded = true;
-	if (b->path[0] != '/') {	/* [vdso], [vsyscall] and the like */
-		b->load_err = ENOENT;
-		return NULL;
-	}
-	binary_path(b, orig, sizeof(orig));
-	if (!orig[0]) {
-		b->load_err = ENAMETOOLONG;
-		return NULL;
-	}
-	have_id = mapped_build_id(p, m, expected, sizeof(expected));
-	/* A stale pid is another process's now: only the host's path. */
-	fd = targetfile__open_mapped(p->stale ? 0 : p->pid, m->start, m->end,
-				     orig, b->dev, b->ino, path, sizeof(path));
-	rc = fd < 0 ? fd : load_binary(t, p, b, fd, path, orig,
-				       have_id ? expected : NULL);
-	if (fd >= 0)
-		close(fd);
-	if (!rc) {
-		if (elfsym__damaged(b->syms))
-			t->stats.elf_corrupt++;
-		return b->sf;
-	}
-	b->load_err = -rc;
-	t->stats.elf_failed++;
-	if (rc == -ESTALE)
-		t->stats.build_id_mismatch++;
-	else if (rc == -ENOEXEC || rc == -EINVAL)
-		t->stats.elf_corrupt++;
-	return NULL;
+	return symtrust__map_symfile(&t->stats, p, m);
 }
 
 struct elfsym *proctable__binary_syms(struct proctable *t, const struct proc *p,

@@ -16,6 +16,10 @@ struct elfsym;
 struct symcache;
 struct symfile;
 
+/* What /proc/PID/maps adds to the path of a file replaced since it was
+ * mapped. */
+#define PROCTABLE_DELETED_SUFFIX " (deleted)"
+
 /* One file-backed or special executable mapping, shared across processes
  * that map the same file. Its symbols are a symfile, shared by build ID. */
 struct binary {
@@ -119,13 +123,9 @@ struct proc_map *proctable__map_at(const struct proc *p, uint64_t addr);
 struct elfsym *proctable__binary_syms(struct proctable *t, const struct proc *p,
 				  struct binary *b);
 
-/* The symbol file of the binary a mapping holds, loaded on first use. The
- * file opened (through /proc/PID/root, else the host path when the
- * process is gone) is trusted only when its GNU build ID equals the one
- * the process has in memory (read from the mapped ELF headers), or, when
- * that cannot be read, when it is the very file mapped (not replaced;
- * same device and inode for the host path). NULL if unreadable or not
- * trusted (counted in the stats). */
+/* The symbol file of the binary a mapping holds, loaded on first use from
+ * the file trusted for it (symtrust.h). NULL if unreadable or not trusted
+ * (counted in the stats). */
 struct symfile *proctable__map_symfile(struct proctable *t, const struct proc *p,
 				   struct proc_map *m);
 
