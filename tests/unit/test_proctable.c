@@ -54,35 +54,26 @@ static uint64_t start_ns(pid_t pid)
 	return ticks * (1000000000ull / (uint64_t)hz);
 }
 
-static pid_t start_child(void)
+/* A new table and its counters. */
+static struct proctable *new_table(const struct proctable_stats **st)
 {
-	pid_t pid = fork();
+	struct proctable *t = proctable__new();
 
-	if (pid == 0) {
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
-static void stop_child(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	*st = t ? proctable__stats(t) : NULL;
+	return t;
 }
 
 /* This process and a child, with their start times: entries of their own,
  * sorted executable mappings, the binaries they share. */
 static void test_self_and_child(void)
 {
-	struct proctable *t = proctable__new();
 	const struct proctable_stats *st;
+	struct proctable *t = new_table(&st);
 	struct proc *p, *c;
 	struct proc_map *m, *mc;
-	pid_t child = start_child();
+	pid_t child = check_start_sleeper();
 
 	CHECK(t && child > 0);
-	st = proctable__stats(t);
 	p = proctable__get(t, getpid(), start_ns(getpid()), "comm");
 	CHECK(p && !p->stale && p->pid == (uint32_t)getpid());
 	CHECK(!strcmp(p->exe, "test_proctable"));
@@ -101,7 +92,7 @@ static void test_self_and_child(void)
 	CHECK(m && mc && m != mc && m->bin && m->bin == mc->bin);
 	CHECK(m->bin->refs >= 2 && !strcmp(m->bin->name, "test_proctable"));
 	CHECK(proctable__alive(t, child, c->start_ns));
-	stop_child(child);
+	check_stop_child(child);
 	proctable__free(t);
 }
 
@@ -110,15 +101,14 @@ static void test_self_and_child(void)
  * made after the first read is found when the maps are read again. */
 static void test_find_map(void)
 {
-	struct proctable *t = proctable__new();
 	const struct proctable_stats *st;
+	struct proctable *t = new_table(&st);
 	struct proc_map *m;
 	void *jit, *libc_fn;
 	uint64_t ver;
 	struct proc *p;
 
 	CHECK(t);
-	st = proctable__stats(t);
 	p = proctable__get(t, getpid(), 0, "comm");
 	CHECK(p);
 	m = proctable__find_map(t, p, ADDR(pt_here));
@@ -149,13 +139,12 @@ static void test_find_map(void)
  * right start time gets an entry of its own. */
 static void test_pid_reuse(void)
 {
-	struct proctable *t = proctable__new();
 	const struct proctable_stats *st;
+	struct proctable *t = new_table(&st);
 	uint64_t now = start_ns(getpid()), wrong = now + 10000000000ull;
 	struct proc *p;
 
 	CHECK(t && now);
-	st = proctable__stats(t);
 	p = proctable__get(t, getpid(), wrong, "oldcomm");
 	CHECK(p && p->stale && p->nmaps == 0 && st->pid_reused == 1);
 	CHECK(!strcmp(p->exe, "oldcomm"));
@@ -174,21 +163,20 @@ static void test_pid_reuse(void)
  * goes at once, and its binaries with the last process that maps them. */
 static void test_forget_sweep(void)
 {
-	struct proctable *t = proctable__new();
 	const struct proctable_stats *st;
-	pid_t child = start_child();
+	struct proctable *t = new_table(&st);
+	pid_t child = check_start_sleeper();
 	uint64_t cstart;
 	struct proc *p;
 
 	CHECK(t && child > 0);
-	st = proctable__stats(t);
 	cstart = start_ns(child);
 	p = proctable__get(t, getpid(), 0, "comm");
 	CHECK(p && proctable__get(t, child, cstart, "comm"));
 	CHECK(proctable__count(t) == 2);
 	proctable__sweep(t);
 	CHECK(proctable__count(t) == 2);
-	stop_child(child);
+	check_stop_child(child);
 	CHECK(!proctable__alive(t, child, cstart));
 	proctable__sweep(t);
 	CHECK(proctable__count(t) == 1);
@@ -205,13 +193,12 @@ static void test_forget_sweep(void)
  * the vDSO, which is no file (and no failure). */
 static void test_map_symfile(void)
 {
-	struct proctable *t = proctable__new();
 	const struct proctable_stats *st;
+	struct proctable *t = new_table(&st);
 	struct proc_map *m, *vdso = NULL;
 	struct proc *p;
 
 	CHECK(t);
-	st = proctable__stats(t);
 	p = proctable__get(t, getpid(), 0, "comm");
 	CHECK(p);
 	m = proctable__find_map(t, p, ADDR(pt_here));
@@ -235,14 +222,13 @@ static void test_map_symfile(void)
 static void test_jit_map(void)
 {
 	char path[64];
-	struct proctable *t = proctable__new();
 	const struct proctable_stats *st;
+	struct proctable *t = new_table(&st);
 	const char *name;
 	struct proc *p;
 	FILE *f;
 
 	CHECK(t);
-	st = proctable__stats(t);
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
 	f = fopen(path, "w");
 	CHECK(f);
@@ -278,13 +264,12 @@ static void test_jit_map(void)
 /* This test program maps itself, libc and the loader, executable. */
 static void test_maps_budget(void)
 {
-	struct proctable *t = proctable__new();
 	const struct proctable_stats *st;
+	struct proctable *t = new_table(&st);
 	struct proc *p;
 	size_t all;
 
 	CHECK(t);
-	st = proctable__stats(t);
 	p = proctable__get(t, getpid(), 0, "test_proctable");
 	CHECK(p && p->nmaps >= 2 && st->maps_over_budget == 0);
 	all = p->nmaps;
