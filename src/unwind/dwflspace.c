@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* libdwfl address spaces (dwflspace.h). */
 #include <stdlib.h>
-#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
