@@ -29,6 +29,7 @@
 #include "sym/loctab.h"
 #include "sym/symbolizer.h"
 #include "proc/targetfile.h"
+#include "unwind/mode.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
 
@@ -258,7 +259,7 @@ static void add_unwind_comment(struct capture *c, struct pprof *pp,
 		" copies CFI could not unwind, %" PRIu64 " where frame "
 		"pointers went deeper, %" PRIu64 " frameless leaf callers "
 		"recovered, %" PRIu64 " processes marked for CFI (%" PRIu64
-		" unmarked)", unwind__mode_name(c->o.unwind),
+		" unmarked)", unwind_mode__name(c->o.unwind),
 		(unsigned long long)st->ustack_copied,
 		(unsigned long long)st->ustack_probes,
 		(unsigned long long)st->ustack_short,
@@ -460,7 +461,7 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 			"libdwfl), %" PRIu64
 			" frameless leaf callers recovered, %" PRIu64
 			" processes marked for CFI; %.0f ring-buffer bytes per "
-			"sample\n", unwind__mode_name(c->o.unwind),
+			"sample\n", unwind_mode__name(c->o.unwind),
 			(unsigned long long)st.ustack_copied,
 			(unsigned long long)st.ustack_probes, us->cfi_used,
 			us->cfi_rules, us->cfi_rules_differ,

@@ -26,7 +26,7 @@
 #include "out/retention.h"
 #include "cmd/signals.h"
 #include "out/atomicfile.h"
-#include "unwind/unwind.h"
+#include "unwind/mode.h"
 #include "sym/symbolizer.h"
 
 #define DEFAULT_CONFIG "/etc/tagprof/agent.conf"
@@ -239,7 +239,7 @@ static void print_config(const struct agent_config *c)
 	       c->push_url ? c->push_url : "none",
 	       c->push_auth_file ? c->push_auth_file : "none", c->retain_files,
 	       c->retain_bytes, c->max_memory, c->verbose,
-	       unwind__mode_name(c->unwind), c->stack_bytes);
+	       unwind_mode__name(c->unwind), c->stack_bytes);
 }
 
 static int choose_event(struct agent *a)

@@ -22,7 +22,7 @@
 
 #include "sample_event.h"
 #include "util/trustfile.h"
-#include "unwind/unwind.h"
+#include "unwind/mode.h"
 
 /* Longest line in bytes, without the newline. */
 #define CONFIG_LINE_MAX		4096
@@ -374,7 +374,7 @@ static int config__set_verbose(struct agent_config *c, const char *v,
 static int config__set_unwind(struct agent_config *c, const char *v,
 			      const struct config_where *w)
 {
-	int mode = unwind__parse_mode(v);
+	int mode = unwind_mode__parse(v);
 
 	if (mode < 0)
 		return config__bad_value(w, v,
@@ -393,7 +393,7 @@ static int config__set_stack_bytes(struct agent_config *c, const char *v,
 	if (!config__parse_size(v, &n) || n == 0)
 		return config__bad_value(w, v,
 				    "is not a positive size (use e.g. 8192, 16K)");
-	c->stack_bytes = unwind__stack_bytes(n);
+	c->stack_bytes = unwind_mode__stack_bytes(n);
 	return 0;
 }
 

@@ -26,7 +26,7 @@
 #include "sample_event.h"
 #include "cmd/signals.h"
 #include "out/atomicfile.h"
-#include "unwind/unwind.h"
+#include "unwind/mode.h"
 #include "sym/symbolizer.h"
 #include "util/clock.h"
 
@@ -315,7 +315,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->no_demangle = true;
 			break;
 		case 'W':
-			o->unwind = unwind__parse_mode(optarg);
+			o->unwind = unwind_mode__parse(optarg);
 			if (o->unwind < 0) {
 				fprintf(stderr, "tagprof: --unwind wants fp, dwarf or auto, not '%s'\n",
 					optarg);
@@ -328,7 +328,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 					optarg);
 				return 2;
 			}
-			o->stack_bytes = unwind__stack_bytes(v64);
+			o->stack_bytes = unwind_mode__stack_bytes(v64);
 			break;
 		case 'h':
 			record_usage(stdout);

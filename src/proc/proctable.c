@@ -1,35 +1,27 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Process table: /proc/PID/maps per sampled process, binaries shared. */
+/* Process table: /proc/PID/maps per sampled process, binaries shared;
+ * the files trusted for them are symtrust.c's, the JIT maps jitmap.c's. */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
-#include "sym/elfsym.h"
-#include "util/hashmap.h"
-#include "proc/perfmap.h"
+#include "proc/jitmap.h"
+#include "proc/procfs.h"
 #include "proc/proctable.h"
+#include "proc/symtrust.h"
 #include "sym/symfile.h"
-#include "proc/targetfile.h"
 #include "util/clock.h"
 #include "util/grow.h"
+#include "util/hashmap.h"
 #include "util/sortedrange.h"
-#include "proc/procfs.h"
 
 #define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
-#define PERFMAP_RECHECK_NS (1000ull * 1000 * 1000)
-/* A map found changed at every reread is reread ever less often, up to
- * this: a process rewriting its map all the time costs one read of at
- * most its budget per interval, not a read per second. */
-#define PERFMAP_RECHECK_MAX_NS (32ull * PERFMAP_RECHECK_NS)
 /* Shares of the memory bound (the agent's --max-memory): all perf maps
  * held, and one process's. */
 #define PERFMAPS_SHARE		4	/* a quarter */
@@ -39,7 +31,6 @@
 #define MAPS_SHARE		4
 /* record has no --max-memory: its budgets are those of this bound. */
 #define RECORD_MEMORY		(512ull << 20)
-#define DELETED_SUFFIX " (deleted)"
 
 struct proctable {
 	struct hashmap *by_pid;		/* pid -> struct proc * */
@@ -107,15 +98,6 @@ static void unref_maps(struct proc_map *maps, size_t n)
 			maps[i].bin->refs--;
 }
 
-/* Frees the process's perf map and takes it off the total. */
-static void perfmap_drop(struct proc *p)
-{
-	if (p->perfmap && p->owner)
-		p->owner->stats.perfmap_bytes -= perfmap__bytes(p->perfmap);
-	perfmap__free(p->perfmap);
-	p->perfmap = NULL;
-}
-
 static void proc_free(void *ptr)
 {
 	struct proc *p = ptr;
@@ -126,7 +108,7 @@ static void proc_free(void *ptr)
 	free(p->maps);
 	if (p->owner)
 		p->owner->stats.maps_bytes -= p->nmaps * sizeof(*p->maps);
-	perfmap_drop(p);
+	jitmap__drop(&p->jitmap, p->owner ? &p->owner->stats : NULL);
 	free(p);
 }
 
@@ -173,10 +155,10 @@ static struct binary *binary_get(struct proctable *t, const char *path,
 	b->cache = t->symcache;
 	if (b->path) {
 		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		size_t len = strlen(base), sl = strlen(DELETED_SUFFIX);
+		size_t len = strlen(base), sl = strlen(PROCTABLE_DELETED_SUFFIX);
 
 		if (path[0] == '/' && len > sl &&
-		    !strcmp(base + len - sl, DELETED_SUFFIX)) {
+		    !strcmp(base + len - sl, PROCTABLE_DELETED_SUFFIX)) {
 			b->deleted = true;
 			len -= sl;
 		}
@@ -410,7 +392,7 @@ void proctable__forget(struct proctable *t, uint32_t pid)
 
 /* The maps do not overlap: the one starting last at or below addr is the
  * only one that can hold it. */
-static struct proc_map *map_search(struct proc *p, uint64_t addr)
+struct proc_map *proctable__map_at(const struct proc *p, uint64_t addr)
 {
 	struct proc_map *m = SORTEDRANGE_FLOOR(p->maps, p->nmaps, start, addr);
 
@@ -424,112 +406,19 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 
 	if (p->stale)
 		return NULL;
-	m = map_search(p, addr);
+	m = proctable__map_at(p, addr);
 	if (m || clock__mono_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
 		return m;
 	t->stats.maps_reloads++;
 	if (load_maps(t, p))
 		return NULL;
-	return map_search(p, addr);
+	return proctable__map_at(p, addr);
 }
 
-/* The build ID of the file as the process maps it, read from its memory;
- * false when it cannot be read (the process is gone, or not 64-bit). */
-static bool mapped_build_id(const struct proc *p, const struct proc_map *m,
-			    char *id, size_t len)
+struct symfile *proctable__map_symfile(struct proctable *t,
+				      const struct proc *p, struct proc_map *m)
 {
-	if (!m->hdr_start || p->stale)
-		return false;
-	return elfsym__mem_build_id(p->pid, m->hdr_start, id, len) == 0;
-}
-
-/* The binary's path as the process sees it, without " (deleted)", into
- * buf ("" if it does not fit). */
-static void binary_path(const struct binary *b, char *buf, size_t len)
-{
-	size_t n = strlen(b->path);
-
-	if (b->deleted)
-		n -= strlen(DELETED_SUFFIX);
-	if (n >= len)
-		n = 0;
-	memcpy(buf, b->path, n);
-	buf[n] = '\0';
-}
-
-/* Loads the symbols of the file open at fd, read from path (the mapped
- * file: targetfile__open_mapped checked it). 0, or -errno; -ESTALE when
- * its build ID is not the one the process has in memory. */
-static int load_binary(struct proctable *t, const struct proc *p,
-		       struct binary *b, int fd, const char *path,
-		       const char *orig, const char *expected)
-{
-	char id[160], root[64];
-	struct symfile_source src;
-	int rc;
-
-	rc = elfsym__peek_build_id(fd, id, sizeof(id));
-	if (rc && rc != -ENOENT)
-		return rc;		/* not ELF, or unreadable */
-	if (expected && (rc || strcmp(id, expected)))
-		return -ESTALE;
-	procfs__root_path(root, sizeof(root), p->pid, "", 0);
-	src = (struct symfile_source){ .path = path, .fd = fd,
-				       .build_id = rc ? NULL : id,
-				       .root = p->stale ? NULL : root,
-				       .orig_path = orig, .dev = b->dev,
-				       .ino = b->ino };
-	b->sf = symcache__get(t->symcache, &src);
-	if (!b->sf)
-		return errno ? -errno : -EINVAL;
-	b->syms = symfile__elfsym(b->sf);
-	return 0;
-}
-
-/* The file is the mapped one by device and inode (or map_files), and, when
- * the process's memory shows one, by build ID. */
-struct symfile *proctable__map_symfile(struct proctable *t, const struct proc *p,
-				   struct proc_map *m)
-{
-	char path[PATH_MAX + 32], orig[PATH_MAX], expected[160];
-	struct binary *b = m->bin;
-	bool have_id;
-	int fd, rc;
-
-	if (!b)
-		return NULL;
-	if (b->loaded)
-		return b->sf;
-	b->loaded = true;
-	if (b->path[0] != '/') {	/* [vdso], [vsyscall] and the like */
-		b->load_err = ENOENT;
-		return NULL;
-	}
-	binary_path(b, orig, sizeof(orig));
-	if (!orig[0]) {
-		b->load_err = ENAMETOOLONG;
-		return NULL;
-	}
-	have_id = mapped_build_id(p, m, expected, sizeof(expected));
-	/* A stale pid is another process's now: only the host's path. */
-	fd = targetfile__open_mapped(p->stale ? 0 : p->pid, m->start, m->end,
-				     orig, b->dev, b->ino, path, sizeof(path));
-	rc = fd < 0 ? fd : load_binary(t, p, b, fd, path, orig,
-				       have_id ? expected : NULL);
-	if (fd >= 0)
-		close(fd);
-	if (!rc) {
-		if (elfsym__damaged(b->syms))
-			t->stats.elf_corrupt++;
-		return b->sf;
-	}
-	b->load_err = -rc;
-	t->stats.elf_failed++;
-	if (rc == -ESTALE)
-		t->stats.build_id_mismatch++;
-	else if (rc == -ENOEXEC || rc == -EINVAL)
-		t->stats.elf_corrupt++;
-	return NULL;
+	return symtrust__map_symfile(&t->stats, p, m);
 }
 
 struct elfsym *proctable__binary_syms(struct proctable *t, const struct proc *p,
@@ -548,152 +437,12 @@ struct symcache *proctable__symcache(struct proctable *t)
 	return t->symcache;
 }
 
-/* The pid the process has in its own namespace and its effective uid,
- * from /proc/PID/status. */
-static bool ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
+const char *proctable__jit_name(struct proctable *t, struct proc *p,
+				uint64_t addr)
 {
-	char path[64], *line = NULL, *s, *end;
-	unsigned long v;
-	bool have_pid = false, have_uid = false;
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	*nspid = pid;
-	while (getline(&line, &cap, f) > 0) {
-		if (!strncmp(line, "NSpid:", 6)) {
-			/* The last field is the innermost namespace's. */
-			for (s = line + 6;; s = end) {
-				v = strtoul(s, &end, 10);
-				if (end == s)
-					break;
-				*nspid = v;
-				have_pid = true;
-			}
-		} else if (!strncmp(line, "Uid:", 4)) {
-			strtoul(line + 4, &end, 10);	/* real */
-			v = strtoul(end, &s, 10);	/* effective */
-			if (s != end) {
-				*uid = v;
-				have_uid = true;
-			}
-		}
-	}
-	free(line);
-	fclose(f);
-	return have_uid && (have_pid || *nspid == pid);
-}
-
-/* Counts a map not read because of the budget, once per version of the
- * file. */
-static void perfmap_over_budget(struct proctable *t, struct proc *p,
-				uint64_t ino, uint64_t size, uint64_t mtime)
-{
-	if (p->perfmap_over && ino == p->perfmap_ino &&
-	    size == p->perfmap_size && mtime == p->perfmap_mtime_ns)
-		return;
-	p->perfmap_over = true;
-	t->stats.perfmap_over_budget++;
-}
-
-static void perfmap_refresh(struct proctable *t, struct proc *p)
-{
-	struct perfmap_stats st;
-	struct perfmap *pm;
-	uint64_t mtime, room;
-	char path[128], rel[64];
-	uint32_t nspid;
-	struct stat sb;
-	uid_t uid = (uid_t)-1;
-	int err;
-
-	p->perfmap_tried = true;
-	p->perfmap_checked_ns = clock__mono_ns();
-	if (!ns_pid_uid(p->pid, &nspid, &uid))
-		return;
-	snprintf(rel, sizeof(rel), "/tmp/perf-%u.map", nspid);
-	if (!procfs__root_path(path, sizeof(path), p->pid, rel, strlen(rel)) ||
-	    lstat(path, &sb))
-		return;
-	mtime = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull +
-		sb.st_mtim.tv_nsec;
-	if ((p->perfmap || p->perfmap_over) &&
-	    (uint64_t)sb.st_ino == p->perfmap_ino &&
-	    (uint64_t)sb.st_size == p->perfmap_size &&
-	    mtime == p->perfmap_mtime_ns) {
-		/* Unchanged: back to the usual pace. */
-		p->perfmap_backoff_ns /= 2;
-		return;
-	}
-	/* Changed since the last read: the next one waits longer. */
-	if (p->perfmap_tried_read)
-		p->perfmap_backoff_ns = p->perfmap_backoff_ns ?
-			p->perfmap_backoff_ns * 2 : PERFMAP_RECHECK_NS;
-	if (p->perfmap_backoff_ns > PERFMAP_RECHECK_MAX_NS)
-		p->perfmap_backoff_ns = PERFMAP_RECHECK_MAX_NS;
-	p->perfmap_tried_read = true;
-	/* The old version goes first: it is stale, and the new one gets its
-	 * room within the total. */
-	perfmap_drop(p);
-	room = t->stats.perfmap_bytes < t->stats.perfmaps_budget ?
-	       t->stats.perfmaps_budget - t->stats.perfmap_bytes : 0;
-	if (room > t->stats.perfmap_proc_budget)
-		room = t->stats.perfmap_proc_budget;
-	/* Too big for the room left, by its size: not opened at all. */
-	if ((uint64_t)sb.st_size > room) {
-		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
-		goto remember;
-	}
-	err = perfmap__read(path, uid, room, &pm, &st);
-	if (err == -EFBIG) {	/* grew since the lstat */
-		perfmap_over_budget(t, p, sb.st_ino, sb.st_size, mtime);
-		goto remember;
-	}
-	if (err) {
-		if ((err == -EPERM || err == -ENOEXEC) && !p->perfmap_refused) {
-			p->perfmap_refused = true;
-			t->stats.perfmap_refused++;
-		}
-		return;
-	}
-	p->perfmap_over = false;
-	if (!p->perfmap_read) {
-		p->perfmap_read = true;
-		t->stats.perfmaps_read++;
-	}
-	/* Maps grow by appending: count only lines not counted before. */
-	if (st.bad_lines > p->perfmap_bad)
-		t->stats.perfmap_bad_lines += st.bad_lines - p->perfmap_bad;
-	p->perfmap_bad = st.bad_lines;
-	if (st.truncated && !p->perfmap_truncated) {
-		p->perfmap_truncated = true;
-		t->stats.perfmap_truncated++;
-	}
-	t->stats.perfmap_bytes += perfmap__bytes(pm);
-	p->perfmap = pm;
-remember:
-	p->perfmap_ino = sb.st_ino;
-	p->perfmap_size = sb.st_size;
-	p->perfmap_mtime_ns = mtime;
-}
-
-const char *proctable__jit_name(struct proctable *t, struct proc *p, uint64_t addr)
-{
-	const char *name;
-
 	if (p->stale)
 		return NULL;
-	name = perfmap__lookup(p->perfmap, addr, NULL);
-	if (name)
-		return name;
-	if (p->perfmap_tried && clock__mono_ns() - p->perfmap_checked_ns <
-	    PERFMAP_RECHECK_NS + p->perfmap_backoff_ns)
-		return NULL;
-	perfmap_refresh(t, p);
-	return perfmap__lookup(p->perfmap, addr, NULL);
+	return jitmap__name(&p->jitmap, &t->stats, p->pid, addr);
 }
 
 /* Whether pid still names the process that started at start_ns. */

@@ -9,12 +9,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proc/jitmap.h"
 #include "sym/debuginfo.h"
 
 struct elfsym;
-struct perfmap;
 struct symcache;
 struct symfile;
+
+/* What /proc/PID/maps adds to the path of a file replaced since it was
+ * mapped. */
+#define PROCTABLE_DELETED_SUFFIX " (deleted)"
 
 /* One file-backed or special executable mapping, shared across processes
  * that map the same file. Its symbols are a symfile, shared by build ID. */
@@ -55,16 +59,7 @@ struct proc {
 	uint64_t maps_ver;	/* changes with every read of the maps, and
 				 * is never reused by another process: an
 				 * address means the same while it holds */
-	/* JIT symbols: /tmp/perf-NSPID.map under the process's root. */
-	struct perfmap *perfmap;
-	bool perfmap_tried, perfmap_refused, perfmap_truncated;
-	bool perfmap_tried_read;	/* a version of the file was seen */
-	bool perfmap_read;		/* ... and one was read */
-	bool perfmap_over;	/* the version seen is over the budget */
-	uint64_t perfmap_checked_ns;
-	uint64_t perfmap_backoff_ns;	/* added to the recheck interval */
-	uint64_t perfmap_ino, perfmap_size, perfmap_mtime_ns;
-	uint64_t perfmap_bad;	/* garbage lines in the last read */
+	struct jitmap jitmap;	/* JIT symbols (perf map) */
 	struct proctable *owner;
 };
 
@@ -119,18 +114,18 @@ void proctable__forget(struct proctable *t, uint32_t pid);
 struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 				 uint64_t addr);
 
+/* The mapping that holds addr in the maps read so far (no re-read), or
+ * NULL. */
+struct proc_map *proctable__map_at(const struct proc *p, uint64_t addr);
+
 /* Symbols of a binary, loaded through /proc/PID/root on first use (so
  * binaries in other mount namespaces resolve). NULL if unreadable. */
 struct elfsym *proctable__binary_syms(struct proctable *t, const struct proc *p,
 				  struct binary *b);
 
-/* The symbol file of the binary a mapping holds, loaded on first use. The
- * file opened (through /proc/PID/root, else the host path when the
- * process is gone) is trusted only when its GNU build ID equals the one
- * the process has in memory (read from the mapped ELF headers), or, when
- * that cannot be read, when it is the very file mapped (not replaced;
- * same device and inode for the host path). NULL if unreadable or not
- * trusted (counted in the stats). */
+/* The symbol file of the binary a mapping holds, loaded on first use from
+ * the file trusted for it (symtrust.h). NULL if unreadable or not trusted
+ * (counted in the stats). */
 struct symfile *proctable__map_symfile(struct proctable *t, const struct proc *p,
 				   struct proc_map *m);
 
@@ -138,11 +133,12 @@ struct symfile *proctable__map_symfile(struct proctable *t, const struct proc *p
 struct symcache *proctable__symcache(struct proctable *t);
 
 /* The name a JIT gave the code at addr in its perf map
- * (/tmp/perf-PID.map, PID as the process sees itself), or NULL. The map
- * is read on first use and again, at most once a second, when an address
- * is missing and the file changed. The name is valid until the next call
- * for this process. */
-const char *proctable__jit_name(struct proctable *t, struct proc *p, uint64_t addr);
+ * (/tmp/perf-PID.map, PID as the process sees itself: jitmap.h), or NULL.
+ * The map is read on first use and again, at most once a second, when an
+ * address is missing and the file changed. The name is valid until the
+ * next call for this process. */
+const char *proctable__jit_name(struct proctable *t, struct proc *p,
+				uint64_t addr);
 
 /* Frees entries of processes that are gone (exit events can be lost, or
  * come before we saw the process) and binaries no process maps any more. */

@@ -9,8 +9,7 @@
 
 #include "unwind/cfirule.h"
 
-/* x86-64 DWARF register numbers. */
-enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 };
+enum { DW_RA = DW_RIP };	/* the return address's column */
 
 /* Packed layout (bits): 2 valid, 3 end, 4-5 CFA register, 6-7 rbp rule,
  * 16-31 rbp offset (int16), 32-63 CFA offset (int32). */

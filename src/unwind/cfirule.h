@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <elfutils/libdw.h>
 
+/* x86-64 DWARF register numbers. */
+enum { DW_RBX = 3, DW_RBP = 6, DW_RSP = 7, DW_R12 = 12, DW_RIP = 16 };
+
 #define CFIRULE_UNSUPPORTED	1ull	/* never a valid rule; never 0 */
 #define CFIRULE_NO_CFI		2ull	/* no FDE covers the address */
 

@@ -1,840 +1,50 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* User stacks: frame pointers with frameless leaves repaired, or CFI.
+/* User stacks: frame pointers with frameless leaves repaired (fpstack.h),
+ * or CFI.
  *
- * Frameless leaves. The kernel's frame-pointer walk starts from the
- * interrupted pc and rbp. A leaf that sets up no frame (glibc's memcpy,
- * strlen, syscall wrappers) leaves rbp pointing at its caller's frame, so
- * the walk goes on with the caller's caller: the caller is lost. Its return
- * address is then the word at the stack pointer, which BPF sends with every
- * sample. It is put back when the leaf's function has no `push %rbp; mov
- * %rsp,%rbp` prologue (or the pc is before that push), when the .eh_frame
- * CFI at the pc agrees that the return address is at the stack pointer (CFA
- * = rsp+8: nothing pushed yet, so it is not a saved register), and when the
- * word is an address in an executable mapping. Decisions are cached per pc
- * and prologues per function, per binary.
+ * CFI. A sample with a stack copy is unwound from the copied registers,
+ * with the rules cached per binary (cfistack.h) or, where they do not
+ * suffice, by libdwfl (dwflspace.h).
  *
- * CFI. For a sample with a stack copy, one Dwfl per process (its ELF
- * mappings reported as modules, opened through /proc/PID/root when first
- * needed; rebuilt when the maps change; the least recently used dropped
- * beyond MAX_DWFL, and all at every sweep) unwinds from the copied
- * registers, reading memory only from the copy.
- *
- * `auto`. BPF copies the stacks of processes marked here, and of one
- * sample in 64 of the others (one in 8 in a process's first 2 s): those
- * probes compare CFI with the frame pointers. CFI "helps" when it finds
- * frames the frame-pointer chain lacks: more than TAIL_SLACK frames past
- * their common prefix (on glibc, a sound frame-pointer chain stops below
- * __libc_start_main and _start, or clone3, which CFI adds: at most two). A
- * probe that helps marks the process; a marked process whose last
- * DEMOTE_WINDOW copies never helped is unmarked (back to probes). */
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
+ * `auto`. Which processes get their stacks copied on every sample is the
+ * policy's (autopolicy.h), fed with what CFI found in each copy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#include <gelf.h>
+#include <libelf.h>
 
-#include "unwind/cfirule.h"
-#include "unwind/elfimage.h"
-#include "sym/elfsym.h"
-#include "util/hashmap.h"
-#include "proc/procfs.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
-#include "proc/targetfile.h"
+#include "unwind/autopolicy.h"
+#include "unwind/bincache.h"
+#include "unwind/cfistack.h"
+#include "unwind/dwflspace.h"
+#include "unwind/fpstack.h"
 #include "unwind/unwind.h"
-#include "util/clock.h"
-#include "util/sortedrange.h"
-
-#define MAX_DWFL	32	/* processes with a CFI address space at once */
-#define MAX_BINS	512	/* binaries analysed at once */
-#define BINS_BYTES_MAX	(32u << 20)	/* their images' headers and CFI */
-#define CACHE_ENTRIES_MAX (1u << 17)	/* cached decisions, all binaries:
-					 * about 100 bytes each */
-#define MAX_PCS		65536	/* cached leaf decisions per binary */
-#define MAX_MARKED	1024	/* processes marked for copies at once */
-#define MAX_LOADS	16	/* PT_LOAD segments kept per binary */
-#define TAIL_SLACK	2
-#define DEMOTE_WINDOW	256
-#define RETRY_NS	(5ull * 1000 * 1000 * 1000)	/* unreadable binary */
-
-/* x86-64 DWARF register numbers. */
-enum { DW_RBX = 3, DW_RBP = 6, DW_RSP = 7, DW_R12 = 12, DW_RIP = 16 };
-
-struct load {
-	uint64_t vaddr, offset, filesz, memsz;
-};
-
-/* One ELF file (by device and inode): its segments, its bytes (prologues)
- * and CFI, for the leaf decisions; and where libdwfl places it. */
-struct bin {
-	uint64_t dev, ino;
-	bool ok;
-	uint64_t failed_ns;	/* when it last could not be read */
-	struct elfimage *img;	/* headers and CFI; NULL for the vDSO */
-	Elf *elf;		/* over img */
-	struct load loads[MAX_LOADS];
-	size_t nloads;
-	uint64_t base_vaddr;	/* first PT_LOAD's p_vaddr & -p_align */
-	uint64_t end_vaddr;	/* highest p_vaddr + p_memsz */
-	Dwarf_CFI *cfi;		/* .eh_frame, or NULL */
-	struct hashmap *rules;	/* vaddr -> packed cfirule */
-	struct hashmap *pcs;	/* vaddr -> leaf decision + 1 */
-	struct hashmap *fns;	/* function vaddr -> prologue class + 1 */
-};
-
-/* A module as find_elf must open it: the image of its file, shared with
- * the bin (a reference of its own, as the bin may be dropped first). */
-struct mod {
-	struct unwinder *u;
-	struct elfimage *img;	/* NULL for the vDSO */
-	uint64_t dev, ino, bias;
-};
+#include "util/hashmap.h"
 
 /* One process. */
 struct uwproc {
 	struct unwinder *u;
 	uint32_t pid;
 	uint64_t start_ns;
-	/* auto */
-	bool marked;
-	uint32_t win_copies, win_helped;
-	/* CFI */
-	Dwfl *dwfl;
-	bool dwfl_failed;
-	const struct proc_map *maps;	/* what dwfl was built from */
-	uint64_t maps_ns;
-	uint64_t maps_sig;
-	struct mod *mods;
-	size_t nmods;
-	uint64_t used;			/* LRU stamp */
-	const struct unwind_sample *cur; /* the sample being unwound */
+	struct automark mark;		/* auto */
+	struct dwflspace space;		/* CFI by libdwfl */
 };
 
 struct unwinder {
 	struct proctable *procs;
-	struct hashmap *marks;		/* pid -> wants copies (1) or not (0):
-					   decided, not yet taken */
 	int mode;
 	int verbose;
 	bool verify;			/* TAGPROF_UNWIND_VERIFY: rules vs dwfl */
 	struct hashmap *procs_by_pid;	/* pid -> struct uwproc * */
-	struct hashmap *bins;		/* dev, ino -> struct bin * */
-	size_t bins_bytes;		/* their images' */
-	size_t cache_entries;		/* in their pcs, fns and rules */
-	size_t ndwfl, nmarked;
-	uint64_t clock;			/* LRU */
-	/* Our own vDSO: the same image the kernel maps into every 64-bit
-	 * process, so CFI can unwind through theirs. */
-	uint8_t *vdso;
-	size_t vdso_len;
-	struct bin *vdso_bin;
-	Elf *vdso_elf;			/* tells dwfl_attach_state the arch */
+	struct bincache *bins;
+	struct dwflspaces spaces;
+	struct autopolicy *policy;	/* auto */
 	struct unwind_stats stats;
 };
 
-int unwind__parse_mode(const char *s)
-{
-	if (!s)
-		return -1;
-	if (!strcmp(s, "auto"))
-		return TP_UNWIND_AUTO;
-	if (!strcmp(s, "fp"))
-		return TP_UNWIND_FP;
-	if (!strcmp(s, "dwarf"))
-		return TP_UNWIND_DWARF;
-	return -1;
-}
-
-const char *unwind__mode_name(int mode)
-{
-	switch (mode) {
-	case TP_UNWIND_FP: return "fp";
-	case TP_UNWIND_DWARF: return "dwarf";
-	default: return "auto";
-	}
-}
-
-uint32_t unwind__stack_bytes(uint64_t v)
-{
-	if (v == 0)
-		return 0;
-	if (v > TP_STACK_MAX)
-		return TP_STACK_MAX;
-	return (uint32_t)((v + 7) & ~7ull);
-}
-
-/* ---- binaries ---- */
-
-static void bin_free(void *ptr)
-{
-	struct bin *b = ptr;
-
-	if (!b)
-		return;
-	/* The CFI made by dwarf_getcfi_elf is freed with dwarf_cfi_end. */
-	if (b->cfi)
-		dwarf_cfi_end(b->cfi);
-	if (b->elf)
-		elf_end(b->elf);
-	elfimage__put(b->img);
-	hashmap__free(b->rules);
-	hashmap__free(b->pcs);
-	hashmap__free(b->fns);
-	free(b);
-}
-
-/* Reads the segments of a 64-bit x86-64 ELF. */
-static bool read_loads(struct bin *b)
-{
-	GElf_Ehdr eh;
-	GElf_Phdr ph;
-	size_t n;
-	bool first = true;
-
-	if (!gelf_getehdr(b->elf, &eh) || gelf_getclass(b->elf) != ELFCLASS64 ||
-	    eh.e_machine != EM_X86_64 || elf_getphdrnum(b->elf, &n))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(b->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (first) {
-			b->base_vaddr = ph.p_vaddr &
-					-(ph.p_align ? ph.p_align : 1);
-			first = false;
-		}
-		if (ph.p_vaddr + ph.p_memsz > b->end_vaddr)
-			b->end_vaddr = ph.p_vaddr + ph.p_memsz;
-		if (b->nloads < MAX_LOADS)
-			b->loads[b->nloads++] = (struct load){
-				ph.p_vaddr, ph.p_offset, ph.p_filesz, ph.p_memsz };
-	}
-	return b->nloads > 0;
-}
-
-static bool bin_open_elf(struct bin *b, Elf *elf)
-{
-	b->elf = elf;
-	if (!read_loads(b))
-		return false;
-	b->cfi = dwarf_getcfi_elf(elf);	/* NULL without .eh_frame */
-	return true;
-}
-
-/* Reads the image of the file a mapping holds (targetfile.h: the mapped
- * file itself, never what a target put at its path). */
-static struct elfimage *read_image(struct unwinder *u, uint32_t pid,
-				   const struct proc_map *m)
-{
-	struct elfimage *im;
-	struct stat st;
-	int fd;
-
-	fd = targetfile__open_mapped(pid, m->start, m->end, m->bin->path,
-				     m->bin->dev, m->bin->ino, NULL, 0);
-	if (fd < 0)
-		return NULL;
-	im = fstat(fd, &st) ? NULL : elfimage__read(fd, st.st_size);
-	if (!im && errno == EFBIG)
-		u->stats.cfi_too_big++;
-	close(fd);
-	return im;
-}
-
-static void bin_load(struct unwinder *u, struct bin *b, uint32_t pid,
-		     const struct proc_map *m)
-{
-	Elf *elf;
-
-	b->img = read_image(u, pid, m);
-	if (!b->img)
-		goto fail;
-	elf = elfimage__elf(b->img);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		goto fail;
-	}
-	if (!bin_open_elf(b, elf)) {
-		if (b->cfi)
-			dwarf_cfi_end(b->cfi);
-		b->cfi = NULL;
-		elf_end(elf);
-		b->elf = NULL;
-		goto fail;
-	}
-	u->bins_bytes += elfimage__bytes(b->img);
-	b->ok = true;
-	return;
-fail:
-	elfimage__put(b->img);
-	b->img = NULL;
-	b->nloads = 0;
-	b->failed_ns = clock__mono_ns();
-}
-
-/* The analysed binary behind a mapping; NULL if it cannot be read. */
-static struct bin *bin_get(struct unwinder *u, uint32_t pid,
-			   const struct proc_map *m)
-{
-	const struct binary *fb = m->bin;
-	uint64_t key[2] = { fb->dev, fb->ino }, v;
-	struct bin *b;
-
-	if (!strcmp(fb->path, "[vdso]"))
-		return u->vdso_bin;
-	if (fb->path[0] != '/')
-		return NULL;
-	if (hashmap__get(u->bins, key, sizeof(key), &v)) {
-		b = (struct bin *)(uintptr_t)v;
-		if (b->ok)
-			return b;
-		if (clock__mono_ns() - b->failed_ns < RETRY_NS)
-			return NULL;
-		bin_load(u, b, pid, m);
-		return b->ok ? b : NULL;
-	}
-	if (hashmap__size(u->bins) >= MAX_BINS ||
-	    u->bins_bytes > BINS_BYTES_MAX ||
-	    u->cache_entries > CACHE_ENTRIES_MAX) {
-		/* Nothing outside this file keeps a bin (modules hold their
-		 * images): start over. */
-		hashmap__free_values(u->bins, bin_free);
-		u->bins_bytes = 0;
-		u->cache_entries = 0;
-		u->stats.bins_reset++;
-		u->bins = hashmap__new(0);
-		if (!u->bins)
-			return NULL;
-	}
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return NULL;
-	b->dev = fb->dev;
-	b->ino = fb->ino;
-	b->rules = hashmap__new(0);
-	b->pcs = hashmap__new(0);
-	b->fns = hashmap__new(0);
-	if (!b->rules || !b->pcs || !b->fns ||
-	    hashmap__put(u->bins, key, sizeof(key), (uintptr_t)b)) {
-		bin_free(b);
-		return NULL;
-	}
-	bin_load(u, b, pid, m);
-	return b->ok ? b : NULL;
-}
-
-static bool off_to_vaddr(const struct bin *b, uint64_t off, uint64_t *vaddr)
-{
-	for (size_t i = 0; i < b->nloads; i++) {
-		const struct load *l = &b->loads[i];
-
-		if (off >= l->offset && off - l->offset < l->filesz) {
-			*vaddr = l->vaddr + (off - l->offset);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Load bias of the file in a mapping (start, file offset): the mapping of
- * offset off starts at the page of the segment that holds it. */
-static bool map_bias(const struct bin *b, uint64_t start, uint64_t off,
-		     uint64_t *bias)
-{
-	for (size_t i = 0; i < b->nloads; i++) {
-		const struct load *l = &b->loads[i];
-		uint64_t lo = l->offset & ~(uint64_t)(TP_PAGE_SIZE - 1);
-
-		if (off >= lo && off < l->offset + l->filesz) {
-			/* start holds vaddr l->vaddr - (l->offset - off) */
-			*bias = start - (l->vaddr - (l->offset - off));
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Caches key -> val in one of a bin's tables: at most MAX_PCS in one (it
- * starts over), and the entries of all are counted, so that bin_get can
- * start all over beyond CACHE_ENTRIES_MAX. The addresses come from the
- * samples, so their number is the profiled processes' choice. */
-static void bin_cache(struct unwinder *u, struct hashmap **m, uint64_t key,
-		      uint64_t val)
-{
-	size_t before;
-
-	if (*m && hashmap__size(*m) >= MAX_PCS) {
-		u->cache_entries -= hashmap__size(*m);
-		hashmap__free(*m);
-		*m = hashmap__new(0);
-	}
-	if (!*m)
-		return;
-	before = hashmap__size(*m);
-	hashmap__put(*m, &key, sizeof(key), val);
-	u->cache_entries += hashmap__size(*m) - before;
-}
-
-/* ---- frameless leaves ---- */
-
-enum prologue {
-	PRO_UNKNOWN = 0,
-	PRO_NOFRAME,		/* no push %rbp; mov %rsp,%rbp at the start */
-	PRO_FRAME,		/* sets up rbp; push at offset 0 or 4 */
-};
-
-/* Classifies the function at addr in the process, and where its push is.
- * Its code is read from the process's memory, which gives EFAULT where a
- * mapped file was cut short (reading the file could SIGBUS). */
-static enum prologue read_prologue(uint32_t pid, uint64_t addr,
-				   unsigned *push_at)
-{
-	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	uint8_t p[8];
-	unsigned i = 0;
-
-	if (procfs__read_mem((int)pid, addr, p, sizeof(p)))
-		return PRO_UNKNOWN;
-	if (!memcmp(p, endbr64, 4))
-		i = 4;
-	*push_at = i;
-	/* push %rbp, then mov %rsp,%rbp (either encoding) */
-	if (p[i] == 0x55 && p[i + 1] == 0x48 &&
-	    ((p[i + 2] == 0x89 && p[i + 3] == 0xe5) ||
-	     (p[i + 2] == 0x8b && p[i + 3] == 0xec)))
-		return PRO_FRAME;
-	return PRO_NOFRAME;
-}
-
-/* Whether the CFA at vaddr is rsp+8, i.e. the return address is the word
- * at the stack pointer; *fn gets the start of the FDE's range. -1: no CFI
- * covers vaddr. */
-static int cfa_is_sp8(const struct bin *b, uint64_t vaddr, uint64_t *fn)
-{
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Addr start, end;
-	Dwarf_Op *ops;
-	size_t nops;
-	int ret = -1;
-
-	if (!b->cfi || dwarf_cfi_addrframe(b->cfi, vaddr, &frame) || !frame)
-		return -1;
-	if (dwarf_frame_info(frame, &start, &end, NULL) >= 0)
-		*fn = start;
-	if (!dwarf_frame_cfa(frame, &ops, &nops))
-		ret = nops == 1 && ops[0].atom == DW_OP_bregx &&
-		      ops[0].number == DW_RSP && ops[0].number2 == 8;
-	free(frame);
-	return ret;
-}
-
-/* Whether the return address of the leaf at vaddr is at the stack pointer
- * and the frame-pointer walk missed it. */
-static bool leaf_needs_caller(struct unwinder *u, struct proc *p,
-			      struct proc_map *m, struct bin *b,
-			      uint64_t vaddr)
-{
-	uint64_t fn = 0, bias, v;
-	struct elfsym *syms;
-	unsigned push_at = 0;
-	enum prologue pro;
-	int cfa;
-	bool need;
-
-	if (hashmap__get(b->pcs, &vaddr, sizeof(vaddr), &v))
-		return v - 1;
-	cfa = cfa_is_sp8(b, vaddr, &fn);
-	/* The function's entry: its symbol's start, or its FDE's where no
-	 * symbol covers it (a stripped library's local functions). */
-	syms = m->bin && b != u->vdso_bin ?
-		       proctable__binary_syms(u->procs, p, m->bin) : NULL;
-	if (syms && elfsym__lookup(syms, vaddr, &v) && v > fn)
-		fn = v;		/* the closer one: an FDE may start later */
-	need = false;
-	if (fn && cfa != 0 && map_bias(b, m->start, m->offset, &bias)) {
-		if (hashmap__get(b->fns, &fn, sizeof(fn), &v)) {
-			pro = (v - 1) & 0xff;
-			push_at = (v - 1) >> 8;
-		} else {
-			pro = read_prologue(p->pid, bias + fn, &push_at);
-			bin_cache(u, &b->fns, fn,
-				  ((uint64_t)push_at << 8 | pro) + 1);
-		}
-		need = pro == PRO_NOFRAME ||
-		       (pro == PRO_FRAME && vaddr - fn <= push_at);
-	}
-	bin_cache(u, &b->pcs, vaddr, need + 1);
-	return need;
-}
-
-/* The executable mapping that holds addr, without re-reading the maps. */
-static struct proc_map *find_map(const struct proc *p, uint64_t addr)
-{
-	struct proc_map *m = SORTEDRANGE_FLOOR(p->maps, p->nmaps, start, addr);
-
-	return m && addr < m->end ? m : NULL;
-}
-
-/* The frame-pointer chain into out, with a frameless leaf's caller. */
-static size_t fp_stack(struct unwinder *u, struct proc *p,
-		       const struct unwind_sample *s, uint64_t *out)
-{
-	size_t n = s->nfp > TP_MAX_FRAMES ? TP_MAX_FRAMES : s->nfp, k;
-	uint64_t pc, vaddr;
-	struct proc_map *m;
-	struct bin *b;
-
-	memcpy(out, s->fp, n * sizeof(*out));
-	if (!n || !p || !s->has_sp_word || p->stale)
-		return n;
-	/* After a syscall fp[0] is a return address: its call is before. */
-	pc = s->in_kernel ? s->fp[0] - 1 : s->fp[0];
-	m = proctable__find_map(u->procs, p, pc);
-	if (!m || !m->bin)
-		return n;
-	b = bin_get(u, p->pid, m);
-	if (!b || !off_to_vaddr(b, pc - m->start + m->offset, &vaddr) ||
-	    !leaf_needs_caller(u, p, m, b, vaddr))
-		return n;
-	/* A plausible return address: in executable memory, and not what the
-	 * walk found next anyway. */
-	if (!find_map(p, s->sp_word) || (n > 1 && s->fp[1] == s->sp_word))
-		return n;
-	k = n < TP_MAX_FRAMES ? n : TP_MAX_FRAMES - 1;
-	memmove(out + 2, out + 1, (k - 1) * sizeof(*out));
-	out[1] = s->sp_word;
-	u->stats.leaf_recovered++;
-	return k + 1;
-}
-
 /* ---- CFI ---- */
-
-static int find_debuginfo(Dwfl_Module *mod, void **userdata,
-			  const char *modname, Dwarf_Addr base,
-			  const char *file_name, const char *debuglink_file,
-			  GElf_Word debuglink_crc, char **debuginfo_file_name)
-{
-	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
-	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
-	return -1;		/* .eh_frame is in the file itself */
-}
-
-/* Opens a module's file as its process sees it. libdwfl owns the Elf. */
-static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
-		    Dwarf_Addr base, char **file_name, Elf **elfp)
-{
-	struct mod *md = *userdata;
-
-	(void)mod, (void)modname, (void)base, (void)file_name;
-	if (!md)
-		return -1;
-	if (!md->img) {
-		*elfp = elf_memory((char *)md->u->vdso, md->u->vdso_len);
-		return -1;
-	}
-	/* The bin's image, read when the module was reported: no file is
-	 * opened here, and libelf reads memory that cannot SIGBUS. */
-	*elfp = elfimage__elf(md->img);
-	return -1;
-}
-
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = find_elf,
-	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
-{
-	(void)dwfl, (void)arg, (void)thread_argp;
-	return 0;		/* only get_thread is used */
-}
-
-static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
-{
-	(void)dwfl, (void)tid;
-	*thread_argp = arg;
-	return true;
-}
-
-/* Memory is the stack copy and nothing else. */
-static bool copy_word(void *arg, uint64_t addr, uint64_t *val)
-{
-	const struct unwind_sample *s = arg;
-	uint64_t sp;
-
-	if (!s || !s->regs)
-		return false;
-	sp = s->regs->sp;
-	if (addr < sp || s->stack_len < sizeof(*val) ||
-	    addr - sp > s->stack_len - sizeof(*val))
-		return false;
-	memcpy(val, s->stack + (addr - sp), sizeof(*val));
-	return true;
-}
-
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
-			void *arg)
-{
-	uint64_t v;
-
-	(void)dwfl;
-	if (!copy_word((void *)((struct uwproc *)arg)->cur, addr, &v))
-		return false;
-	*result = v;
-	return true;
-}
-
-static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
-{
-	const struct tp_uregs *r = ((struct uwproc *)arg)->cur->regs;
-	Dwarf_Word bx = r->bx, bpsp[2] = { r->bp, r->sp },
-		   hi[4] = { r->r12, r->r13, r->r14, r->r15 }, ip = r->ip;
-
-	if (!dwfl_thread_state_registers(thread, DW_RBX, 1, &bx) ||
-	    !dwfl_thread_state_registers(thread, DW_RBP, 2, bpsp) ||
-	    !dwfl_thread_state_registers(thread, DW_R12, 4, hi) ||
-	    !dwfl_thread_state_registers(thread, DW_RIP, 1, &ip))
-		return false;
-	dwfl_thread_state_register_pc(thread, ip);
-	return true;
-}
-
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-	.next_thread = next_thread,
-	.get_thread = get_thread,
-	.memory_read = memory_read,
-	.set_initial_registers = set_initial_registers,
-};
-
-static void dwfl_drop(struct uwproc *up)
-{
-	if (up->dwfl) {
-		dwfl_end(up->dwfl);
-		up->dwfl = NULL;
-		up->u->ndwfl--;
-	}
-	/* After dwfl_end: libdwfl's Elf descriptors read the images. */
-	for (size_t i = 0; i < up->nmods; i++)
-		elfimage__put(up->mods[i].img);
-	free(up->mods);
-	up->mods = NULL;
-	up->nmods = 0;
-}
-
-/* Frees the least recently used Dwfl when there are MAX_DWFL. */
-static void dwfl_make_room(struct unwinder *u)
-{
-	struct uwproc *lru = NULL, *up;
-	size_t it = 0;
-	uint64_t v;
-
-	if (u->ndwfl < MAX_DWFL)
-		return;
-	while (hashmap__next(u->procs_by_pid, &it, NULL, NULL, &v)) {
-		up = (struct uwproc *)(uintptr_t)v;
-		if (up->dwfl && (!lru || up->used < lru->used))
-			lru = up;
-	}
-	if (lru)
-		dwfl_drop(lru);
-}
-
-/* Reports one executable file mapping as a module. */
-static void report_map(struct unwinder *u, struct uwproc *up, Dwfl *dwfl,
-		       const struct proc_map *m)
-{
-	struct bin *b = bin_get(u, up->pid, m);
-	struct mod *md = &up->mods[up->nmods];
-	uint64_t bias, low, high;
-	Dwfl_Module *mod;
-	void **slot;
-
-	if (!b || !map_bias(b, m->start, m->offset, &bias))
-		return;
-	low = bias + b->base_vaddr;
-	high = bias + b->end_vaddr;
-	/* A file mapped in pieces is one module. */
-	for (size_t i = 0; i < up->nmods; i++)
-		if (up->mods[i].dev == m->bin->dev &&
-		    up->mods[i].ino == m->bin->ino && up->mods[i].bias == bias)
-			return;
-	md->u = u;
-	md->bias = bias;
-	md->dev = m->bin->dev;
-	md->ino = m->bin->ino;
-	md->img = elfimage__get(b->img);
-	mod = dwfl_report_module(dwfl, m->bin->path, low, high);
-	if (!mod || !dwfl_module_info(mod, &slot, NULL, NULL, NULL, NULL,
-				      NULL, NULL)) {
-		elfimage__put(md->img);
-		return;
-	}
-	*slot = md;
-	up->nmods++;
-}
-
-/* What the file mappings are: a Dwfl stays good while this is equal. */
-static uint64_t maps_sig(const struct proc *p)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < p->nmaps; i++) {
-		const struct proc_map *m = &p->maps[i];
-		uint64_t f[5] = { m->start, m->end, m->offset,
-				  m->bin ? m->bin->dev : 0,
-				  m->bin ? m->bin->ino : 0 };
-
-		h = (h ^ hashmap__hash(f, sizeof(f))) * 1099511628211ull;
-	}
-	return h ^ p->nmaps;
-}
-
-/* The process's Dwfl, (re)built when its file mappings changed. */
-static Dwfl *dwfl_for(struct unwinder *u, struct uwproc *up, struct proc *p)
-{
-	uint64_t sig;
-	Dwfl *dwfl;
-
-	up->used = ++u->clock;
-	if (up->maps == p->maps && up->maps_ns == p->loaded_ns) {
-		if (up->dwfl || up->dwfl_failed)
-			return up->dwfl;
-		sig = maps_sig(p);
-	} else {
-		/* Maps are re-read when an address is in none of them, which
-		 * a wild frame pointer causes too: often nothing changed. */
-		sig = maps_sig(p);
-		up->maps = p->maps;
-		up->maps_ns = p->loaded_ns;
-		if ((up->dwfl || up->dwfl_failed) && sig == up->maps_sig)
-			return up->dwfl;
-	}
-	dwfl_drop(up);
-	dwfl_make_room(u);
-	up->maps_sig = sig;
-	up->dwfl_failed = true;
-	up->mods = calloc(p->nmaps ? p->nmaps : 1, sizeof(*up->mods));
-	dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!up->mods || !dwfl) {
-		if (dwfl)
-			dwfl_end(dwfl);
-		u->stats.dwfl_failed++;
-		return NULL;
-	}
-	dwfl_report_begin(dwfl);
-	for (size_t i = 0; i < p->nmaps; i++)
-		if (p->maps[i].bin)
-			report_map(u, up, dwfl, &p->maps[i]);
-	if (dwfl_report_end(dwfl, NULL, NULL) || !up->nmods ||
-	    !dwfl_attach_state(dwfl, u->vdso_elf, up->pid, &thread_callbacks,
-			       up)) {
-		dwfl_end(dwfl);
-		u->stats.dwfl_failed++;
-		return NULL;
-	}
-	up->dwfl = dwfl;
-	up->dwfl_failed = false;
-	u->ndwfl++;
-	u->stats.dwfl_built++;
-	return dwfl;
-}
-
-struct walk {
-	uint64_t *out;
-	size_t n;
-};
-
-static int on_frame(Dwfl_Frame *frame, void *arg)
-{
-	struct walk *w = arg;
-	Dwarf_Addr pc;
-	bool activation;
-
-	if (!dwfl_frame_pc(frame, &pc, &activation) || !pc)
-		return DWARF_CB_ABORT;
-	/* The symbolizer takes 1 from every frame after the leaf, made for
-	 * return addresses; an interrupted pc (below a signal frame) is
-	 * exact, so it gets that 1 added. */
-	if (w->n && activation)
-		pc++;
-	w->out[w->n++] = pc;
-	return w->n < TP_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
-}
-
-/* libdwfl's unwind of the sample's stack copy into out; 0 if none. */
-static size_t dwfl_stack(struct unwinder *u, struct uwproc *up,
-			 struct proc *p, const struct unwind_sample *s,
-			 uint64_t *out)
-{
-	struct walk w = { out, 0 };
-	Dwfl *dwfl;
-
-	dwfl = dwfl_for(u, up, p);
-	if (!dwfl)
-		return 0;
-	up->cur = s;
-	dwfl_getthread_frames(dwfl, s->tid ? (pid_t)s->tid : (pid_t)s->pid,
-			      on_frame, &w);
-	up->cur = NULL;
-	return w.n;
-}
-
-/* The CFI rule at vaddr of b, cached per binary. */
-static uint64_t bin_rule(struct unwinder *u, struct bin *b, uint64_t vaddr)
-{
-	uint64_t v;
-
-	if (b->rules && hashmap__get(b->rules, &vaddr, sizeof(vaddr), &v))
-		return v;
-	v = cfirule__at(b->cfi, vaddr);
-	bin_cache(u, &b->rules, vaddr, v);
-	return v;
-}
-
-/* The same walk as libdwfl's, frame for frame, with cached rules; 0 when
- * some frame needs more than they describe (no .eh_frame entry, a PLT
- * stub, a signal frame): libdwfl then unwinds the stack from the start. A
- * caller's rule is looked up at its return address - 1, as a call may end
- * its function. */
-static size_t rules_stack(struct unwinder *u, struct proc *p,
-			  const struct unwind_sample *s, uint64_t *out)
-{
-	struct cfiregs r = { s->regs->ip, s->regs->sp, s->regs->bp, true };
-	const struct proc_map *m = NULL;
-	struct bin *b = NULL;
-	uint64_t bias = 0, look, rule;
-	size_t n = 0;
-
-	for (;;) {
-		out[n++] = r.pc;
-		if (n == TP_MAX_FRAMES)
-			return n;
-		look = n > 1 ? r.pc - 1 : r.pc;
-		if (!m || look < m->start || look >= m->end) {
-			m = find_map(p, look);
-			b = m && m->bin ? bin_get(u, p->pid, m) : NULL;
-			if (!b || !b->cfi ||
-			    !map_bias(b, m->start, m->offset, &bias))
-				return 0;
-		}
-		rule = bin_rule(u, b, look - bias);
-		if (!cfirule__usable(rule))
-			return 0;
-		if (cfirule__step(rule, &r, copy_word, (void *)s) !=
-		    CFIRULE_CALLER || !r.pc)
-			return n;	/* where libdwfl ends too */
-	}
-}
 
 /* The CFI unwind of the sample's stack copy into out; 0 if none. With
  * TAGPROF_UNWIND_VERIFY set, libdwfl unwinds every stack as well and
@@ -847,7 +57,7 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 
 	/* A pc outside the maps read so far: re-read them (rate-limited). */
 	proctable__find_map(u->procs, p, s->regs->ip);
-	nfast = rules_stack(u, p, s, fast);
+	nfast = cfistack__walk(u->bins, p, s, fast);
 	if (nfast) {
 		u->stats.cfi_rules++;
 		if (!u->verify) {
@@ -855,7 +65,7 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 			return nfast;
 		}
 	}
-	n = dwfl_stack(u, up, p, s, out);
+	n = dwflspace__unwind(&up->space, p, s, out);
 	if (nfast && (n != nfast || memcmp(out, fast, n * sizeof(*out)))) {
 		u->stats.cfi_rules_differ++;
 		if (u->verbose)
@@ -866,27 +76,22 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 	return n;
 }
 
-/* ---- processes and `auto` ---- */
-
-/* Records that pid wants its stacks copied on every sample, or no longer,
- * for unwinder__take_marks: the latest word for a pid wins. */
-static int note_mark(struct unwinder *u, uint32_t pid, bool copy)
-{
-	return hashmap__put(u->marks, &pid, sizeof(pid), copy);
-}
+/* ---- processes ---- */
 
 size_t unwinder__take_marks(struct unwinder *u, struct unwind_mark *out,
 			    size_t max)
 {
-	size_t it = 0, n = 0;
-	const void *key;
+	return autopolicy__take(u->policy, out, max);
+}
+
+void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy)
+{
 	uint64_t v;
 
-	while (n < max && hashmap__next(u->marks, &it, &key, NULL, &v))
-		out[n++] = (struct unwind_mark){ *(const uint32_t *)key, v };
-	for (size_t i = 0; i < n; i++)
-		hashmap__del(u->marks, &out[i].pid, sizeof(out[i].pid), NULL);
-	return n;
+	if (hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
+		autopolicy__refused(u->policy,
+				    &((struct uwproc *)(uintptr_t)v)->mark,
+				    copy);
 }
 
 static void uwproc_free(void *ptr)
@@ -895,11 +100,8 @@ static void uwproc_free(void *ptr)
 
 	if (!up)
 		return;
-	dwfl_drop(up);
-	if (up->marked) {
-		note_mark(up->u, up->pid, false);
-		up->u->nmarked--;
-	}
+	dwflspace__drop(&up->space);
+	autopolicy__forget(up->u->policy, up->pid, &up->mark);
 	free(up);
 }
 
@@ -921,67 +123,13 @@ static struct uwproc *uwproc_get(struct unwinder *u, const struct proc *p)
 	up->u = u;
 	up->pid = pid;
 	up->start_ns = p->start_ns;
+	up->space.all = &u->spaces;
+	up->space.pid = pid;
 	if (hashmap__put(u->procs_by_pid, &pid, sizeof(pid), (uintptr_t)up)) {
 		free(up);
 		return NULL;
 	}
 	return up;
-}
-
-static void set_marked(struct unwinder *u, struct uwproc *up, bool on)
-{
-	if (up->marked == on)
-		return;
-	if (on && u->nmarked >= MAX_MARKED)
-		return;
-	if (note_mark(u, up->pid, on))
-		return;
-	up->marked = on;
-	up->win_copies = up->win_helped = 0;
-	if (u->verbose)
-		fprintf(stderr, "tagprof: unwind: pid %u %s\n", up->pid,
-			on ? "needs CFI: its stacks are copied" :
-			     "no longer helped by CFI: back to probes");
-	if (on) {
-		u->nmarked++;
-		u->stats.marked++;
-	} else {
-		u->nmarked--;
-		u->stats.unmarked++;
-	}
-}
-
-void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy)
-{
-	struct uwproc *up;
-	uint64_t v;
-
-	if (!hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
-		return;
-	up = (struct uwproc *)(uintptr_t)v;
-	if (up->marked != copy)
-		return;
-	/* Not in force: undo it, so that the next probe that helps asks
-	 * again, and the counts say only what BPF does. */
-	up->marked = !copy;
-	if (copy) {
-		u->nmarked--;
-		u->stats.marked--;
-	} else {
-		u->nmarked++;
-		u->stats.unmarked--;
-	}
-}
-
-/* Whether CFI found frames the frame-pointer chain lacks (see the top). */
-static bool cfi_helps(const uint64_t *fp, size_t nfp, const uint64_t *cfi,
-		      size_t ncfi)
-{
-	size_t same = 0;
-
-	while (same < nfp && same < ncfi && fp[same] == cfi[same])
-		same++;
-	return ncfi > same + TAIL_SLACK;
 }
 
 size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
@@ -992,7 +140,7 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 	struct uwproc *up;
 	bool helps;
 
-	nfp = fp_stack(u, p, s, out);
+	nfp = fpstack__walk(u->procs, u->bins, &u->stats, p, s, out);
 	if (!s->regs || !p || p->stale || !p->nmaps)
 		return nfp;
 	u->stats.copies++;
@@ -1004,19 +152,10 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 		u->stats.cfi_failed++;
 		return nfp;
 	}
-	helps = cfi_helps(out, nfp, cfi, ncfi);
+	helps = autopolicy__cfi_helps(out, nfp, cfi, ncfi);
 	if (u->mode == TP_UNWIND_AUTO) {
-		if (s->probe) {
-			if (helps)
-				set_marked(u, up, true);
-		} else if (up->marked) {
-			up->win_helped += helps;
-			if (++up->win_copies >= DEMOTE_WINDOW) {
-				if (!up->win_helped)
-					set_marked(u, up, false);
-				up->win_copies = up->win_helped = 0;
-			}
-		}
+		autopolicy__observe(u->policy, up->pid, &up->mark, s->probe,
+				    helps);
 		/* A probe that does not help keeps the frame-pointer stack,
 		 * like the process's other samples. */
 		if (s->probe && !helps)
@@ -1036,60 +175,6 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 
 /* ---- setup ---- */
 
-struct vdso_find {
-	uint64_t start;		/* where the auxiliary vector says it is */
-	size_t len;
-};
-
-/* 1 with the length of our vDSO mapping, if a sane one (at most 1 MiB). */
-static int vdso_map(const struct procfs_map *m, void *arg)
-{
-	struct vdso_find *v = arg;
-
-	if (strcmp(m->path, "[vdso]") || m->start != v->start ||
-	    m->end <= m->start || m->end - m->start > (1u << 20))
-		return 0;
-	v->len = m->end - m->start;
-	return 1;
-}
-
-/* Our vDSO image, from our own mappings. */
-static void load_vdso(struct unwinder *u)
-{
-	const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
-	struct vdso_find v = { .start = (uintptr_t)base };
-	struct bin *b;
-
-	if (!base)
-		return;
-	procfs__read_maps(PROCFS_SELF, vdso_map, &v);
-	u->vdso_len = v.len;
-	if (!u->vdso_len)
-		return;
-	u->vdso = malloc(u->vdso_len);
-	b = calloc(1, sizeof(*b));
-	if (!u->vdso || !b)
-		goto fail;
-	memcpy(u->vdso, base, u->vdso_len);
-	b->pcs = hashmap__new(0);
-	b->fns = hashmap__new(0);
-	u->vdso_elf = elf_memory((char *)u->vdso, u->vdso_len);
-	if (!b->pcs || !b->fns || !u->vdso_elf ||
-	    !bin_open_elf(b, elf_memory((char *)u->vdso, u->vdso_len)))
-		goto fail;
-	b->ok = true;
-	u->vdso_bin = b;
-	return;
-fail:
-	bin_free(b);
-	if (u->vdso_elf)
-		elf_end(u->vdso_elf);
-	u->vdso_elf = NULL;
-	free(u->vdso);
-	u->vdso = NULL;
-	u->vdso_len = 0;
-}
-
 struct unwinder *unwinder__new(struct proctable *procs, int mode)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
@@ -1101,19 +186,21 @@ struct unwinder *unwinder__new(struct proctable *procs, int mode)
 	u->mode = mode;
 	u->verify = getenv("TAGPROF_UNWIND_VERIFY") != NULL;
 	u->procs_by_pid = hashmap__new(0);
-	u->bins = hashmap__new(0);
-	u->marks = hashmap__new(0);
-	if (!u->procs_by_pid || !u->bins || !u->marks) {
+	u->bins = bincache__new(&u->stats);
+	u->spaces.bins = u->bins;
+	u->spaces.stats = &u->stats;
+	u->policy = autopolicy__new(&u->stats);
+	if (!u->procs_by_pid || !u->bins || !u->policy) {
 		unwinder__free(u);
 		return NULL;
 	}
-	load_vdso(u);
 	return u;
 }
 
 void unwinder__set_verbose(struct unwinder *u, int verbose)
 {
 	u->verbose = verbose;
+	autopolicy__set_verbose(u->policy, verbose);
 }
 
 void unwinder__free(struct unwinder *u)
@@ -1121,13 +208,9 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	hashmap__free_values(u->procs_by_pid, uwproc_free);
-	hashmap__free(u->marks);	/* after the processes: they note
+	autopolicy__free(u->policy);	/* after the processes: they note
 					   their unmarks */
-	hashmap__free_values(u->bins, bin_free);
-	bin_free(u->vdso_bin);
-	if (u->vdso_elf)
-		elf_end(u->vdso_elf);
-	free(u->vdso);
+	bincache__free(u->bins);
 	free(u);
 }
 
@@ -1151,9 +234,7 @@ void unwinder__sweep(struct unwinder *u)
 	 * afresh after a sweep, which bounds them to a window's worth. */
 	while (hashmap__next(u->procs_by_pid, &it, NULL, NULL, &v)) {
 		up = (struct uwproc *)(uintptr_t)v;
-		dwfl_drop(up);
-		up->dwfl_failed = false;
-		up->maps = NULL;
+		dwflspace__reset(&up->space);
 		if (n < sizeof(gone) / sizeof(gone[0]) &&
 		    !proctable__alive(u->procs, up->pid, up->start_ns))
 			gone[n++] = up->pid;

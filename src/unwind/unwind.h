@@ -41,13 +41,6 @@ struct unwinder *unwinder__new(struct proctable *procs, int mode);
 void unwinder__set_verbose(struct unwinder *u, int verbose);
 void unwinder__free(struct unwinder *u);	/* accepts NULL */
 
-/* "fp", "dwarf", "auto" -> enum tp_unwind_mode; -1 if none of those. */
-int unwind__parse_mode(const char *s);
-const char *unwind__mode_name(int mode);
-/* --stack-bytes: rounded up to a multiple of 8, at most TP_STACK_MAX;
- * 0 stays 0 (invalid). */
-uint32_t unwind__stack_bytes(uint64_t v);
-
 /* A sample's user side as the BPF program sent it. regs and stack are
  * NULL when it copied no stack. */
 struct unwind_sample {

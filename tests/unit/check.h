@@ -3,8 +3,11 @@
 #ifndef TAGPROF_CHECK_H
 #define TAGPROF_CHECK_H
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 static int check_failed_total;
 static int check_case_failed;
@@ -46,6 +49,27 @@ static inline void check_remove_dir(const char *dir)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* A child that sleeps until killed: a process the test can look at. */
+static inline pid_t check_start_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+/* Kills and reaps a child (pid <= 0: none). */
+static inline void check_stop_child(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
 }
 
 #endif

@@ -34,26 +34,6 @@ static struct ctxwatch *new_ctx(void)
 	return ctxwatch__new(NULL, NULL);
 }
 
-/* A child that sleeps until killed: a process with no context. */
-static pid_t start_sleeper(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-}
-
 /* A process seen moments after it started may not have its libraries
  * mapped yet (ld.so runs first): it is looked at again after ~50 ms, not
  * the 500 ms an older process waits. Found by a CI run whose first sample
@@ -63,7 +43,7 @@ static void test_recheck_soon_while_starting(void)
 	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
 	struct ctxwatch *young = new_ctx(), *old = new_ctx(),
 			 *unknown = new_ctx();
-	pid_t pid = start_sleeper();
+	pid_t pid = check_start_sleeper();
 	int ms_young, ms_old, ms_unknown;
 
 	CHECK(young && old && unknown && pid > 0);
@@ -76,7 +56,7 @@ static void test_recheck_soon_while_starting(void)
 	ctxwatch__free(young);
 	ctxwatch__free(old);
 	ctxwatch__free(unknown);
-	stop(pid);
+	check_stop_child(pid);
 	fprintf(stderr, "  next look: %d ms started now, %d ms started 10 s ago, %d ms start unknown\n",
 		ms_young, ms_old, ms_unknown);
 	CHECK(ms_young >= 30 && ms_young <= 51);
@@ -90,7 +70,7 @@ static void test_recheck_soon_after_exec(void)
 {
 	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
 	struct ctxwatch *t = new_ctx();
-	pid_t pid = start_sleeper();
+	pid_t pid = check_start_sleeper();
 	int ms_before, ms_exec, ms_after;
 
 	CHECK(t && pid > 0);
@@ -102,7 +82,7 @@ static void test_recheck_soon_after_exec(void)
 	ctxwatch__tick(t);	/* the discovery after the exec: nothing */
 	ms_after = ctxwatch__tick(t);
 	ctxwatch__free(t);
-	stop(pid);
+	check_stop_child(pid);
 	fprintf(stderr, "  next look: %d ms before the exec, %d ms after it, then %d ms\n",
 		ms_before, ms_exec, ms_after);
 	CHECK(ms_before >= 450);
@@ -173,7 +153,7 @@ static void writer_stop(struct writer *w)
 {
 	close(w->cmd);
 	close(w->ack);
-	stop(w->pid);
+	check_stop_child(w->pid);
 }
 
 /* An OTEP 4947 record (28-byte header, then [key index][length][value])

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Frame-pointer chains with frameless leaves repaired (fpstack.h). */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+
+#include "proc/procfs.h"
+#include "proc/proctable.h"
+#include "sample_event.h"
+#include "sym/elfsym.h"
+#include "unwind/bincache.h"
+#include "unwind/cfirule.h"
+#include "unwind/fpstack.h"
+#include "unwind/unwind.h"
+#include "util/hashmap.h"
+
+enum prologue {
+	PRO_UNKNOWN = 0,
+	PRO_NOFRAME,		/* no push %rbp; mov %rsp,%rbp at the start */
+	PRO_FRAME,		/* sets up rbp; push at offset 0 or 4 */
+};
+
+/* Classifies the function at addr in the process, and where its push is.
+ * Its code is read from the process's memory, which gives EFAULT where a
+ * mapped file was cut short (reading the file could SIGBUS). */
+static enum prologue read_prologue(uint32_t pid, uint64_t addr,
+				   unsigned *push_at)
+{
+	static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	uint8_t p[8];
+	unsigned i = 0;
+
+	if (procfs__read_mem((int)pid, addr, p, sizeof(p)))
+		return PRO_UNKNOWN;
+	if (!memcmp(p, endbr64, 4))
+		i = 4;
+	*push_at = i;
+	/* push %rbp, then mov %rsp,%rbp (either encoding) */
+	if (p[i] == 0x55 && p[i + 1] == 0x48 &&
+	    ((p[i + 2] == 0x89 && p[i + 3] == 0xe5) ||
+	     (p[i + 2] == 0x8b && p[i + 3] == 0xec)))
+		return PRO_FRAME;
+	return PRO_NOFRAME;
+}
+
+/* Whether the CFA at vaddr is rsp+8, i.e. the return address is the word
+ * at the stack pointer; *fn gets the start of the FDE's range. -1: no CFI
+ * covers vaddr. */
+static int cfa_is_sp8(const struct bincache_entry *b, uint64_t vaddr,
+		      uint64_t *fn)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Addr start, end;
+	Dwarf_Op *ops;
+	size_t nops;
+	int ret = -1;
+
+	if (!b->cfi || dwarf_cfi_addrframe(b->cfi, vaddr, &frame) || !frame)
+		return -1;
+	if (dwarf_frame_info(frame, &start, &end, NULL) >= 0)
+		*fn = start;
+	if (!dwarf_frame_cfa(frame, &ops, &nops))
+		ret = nops == 1 && ops[0].atom == DW_OP_bregx &&
+		      ops[0].number == DW_RSP && ops[0].number2 == 8;
+	free(frame);
+	return ret;
+}
+
+/* Whether the return address of the leaf at vaddr is at the stack pointer
+ * and the frame-pointer walk missed it. */
+static bool leaf_needs_caller(struct proctable *procs, struct bincache *bins,
+			      struct proc *p, struct proc_map *m,
+			      struct bincache_entry *b, uint64_t vaddr)
+{
+	uint64_t fn = 0, bias, v;
+	struct elfsym *syms;
+	unsigned push_at = 0;
+	enum prologue pro;
+	int cfa;
+	bool need;
+
+	if (hashmap__get(b->pcs, &vaddr, sizeof(vaddr), &v))
+		return v - 1;
+	cfa = cfa_is_sp8(b, vaddr, &fn);
+	/* The function's entry: its symbol's start, or its FDE's where no
+	 * symbol covers it (a stripped library's local functions). */
+	syms = m->bin && !bincache__is_vdso(bins, b) ?
+		       proctable__binary_syms(procs, p, m->bin) : NULL;
+	if (syms && elfsym__lookup(syms, vaddr, &v) && v > fn)
+		fn = v;		/* the closer one: an FDE may start later */
+	need = false;
+	if (fn && cfa != 0 &&
+	    bincache__map_bias(b, m->start, m->offset, &bias)) {
+		if (hashmap__get(b->fns, &fn, sizeof(fn), &v)) {
+			pro = (v - 1) & 0xff;
+			push_at = (v - 1) >> 8;
+		} else {
+			pro = read_prologue(p->pid, bias + fn, &push_at);
+			bincache__remember(bins, &b->fns, fn,
+					   ((uint64_t)push_at << 8 | pro) + 1);
+		}
+		need = pro == PRO_NOFRAME ||
+		       (pro == PRO_FRAME && vaddr - fn <= push_at);
+	}
+	bincache__remember(bins, &b->pcs, vaddr, need + 1);
+	return need;
+}
+
+size_t fpstack__walk(struct proctable *procs, struct bincache *bins,
+		     struct unwind_stats *st, struct proc *p,
+		     const struct unwind_sample *s, uint64_t *out)
+{
+	size_t n = s->nfp > TP_MAX_FRAMES ? TP_MAX_FRAMES : s->nfp, k;
+	uint64_t pc, vaddr;
+	struct proc_map *m;
+	struct bincache_entry *b;
+
+	memcpy(out, s->fp, n * sizeof(*out));
+	if (!n || !p || !s->has_sp_word || p->stale)
+		return n;
+	/* After a syscall fp[0] is a return address: its call is before. */
+	pc = s->in_kernel ? s->fp[0] - 1 : s->fp[0];
+	m = proctable__find_map(procs, p, pc);
+	if (!m || !m->bin)
+		return n;
+	b = bincache__get(bins, p->pid, m);
+	if (!b ||
+	    !bincache__off_to_vaddr(b, pc - m->start + m->offset, &vaddr) ||
+	    !leaf_needs_caller(procs, bins, p, m, b, vaddr))
+		return n;
+	/* A plausible return address: in executable memory, and not what the
+	 * walk found next anyway. */
+	if (!proctable__map_at(p, s->sp_word) ||
+	    (n > 1 && s->fp[1] == s->sp_word))
+		return n;
+	k = n < TP_MAX_FRAMES ? n : TP_MAX_FRAMES - 1;
+	memmove(out + 2, out + 1, (k - 1) * sizeof(*out));
+	out[1] = s->sp_word;
+	st->leaf_recovered++;
+	return k + 1;
+}
