@@ -280,8 +280,7 @@ uint64_t comments__perfmaps_unread(const struct counter_values *v, char *buf,
 
 	if (n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - n, "; those processes' JIT frames are "
-			 "unnamed (the budgets are shares of the memory "
-			 "limit)");
+			 "unnamed");
 	return counters__sum(&perfmaps_unread, v);
 }
 

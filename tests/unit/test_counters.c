@@ -355,8 +355,7 @@ static void test_log_lines(void)
 	CHECK(!strcmp(buf, "2 not read over the memory budget (1024 KiB a "
 		      "process, 4096 KiB in all), 1 refused (not a regular "
 		      "file, a link, another user's); those processes' JIT "
-		      "frames are unnamed (the budgets are shares of the "
-		      "memory limit)"));
+		      "frames are unnamed"));
 	CHECK(comments__ctx_refusals(&v, buf, sizeof(buf)) == 4);
 	CHECK(!strcmp(buf, "3 payloads refused unread (AnyValues nested "
 		      "over 8 deep or over 16384 fields), 1 decoded as "
