@@ -17,47 +17,27 @@
 #include "sym/symbolizer.h"
 #include "unwind/unwind.h"
 
-/* The tables, one per list: STATS names the struct a list declares. */
-#define COUNT(field, text)	{ #field, text, offsetof(STATS, field), false },
-#define KIB(field, text)	{ #field, text, offsetof(STATS, field), true },
+/* The tables, one per list. A counter's offset in its struct is its
+ * place in the list: the struct is generated from the list, every field
+ * 64 bits, as the asserts below keep it. */
+#define COUNT(field, text)	{ #field, text, false },
+#define KIB(field, text)	{ #field, text, true },
 
-#define STATS CG_TYPE_TP
 static const struct counter_def tp[] = { TP_STATS_COUNTERS(COUNT) };
-#undef STATS
-#define STATS CG_TYPE_CAPTURE
 static const struct counter_def capture[] = { CAPTURE_COUNTERS(COUNT) };
-#undef STATS
-#define STATS CG_TYPE_PROCTABLE
 static const struct counter_def proctable[] = {
 	PROCTABLE_COUNTERS(COUNT, KIB)
 };
-#undef STATS
-#define STATS CG_TYPE_DEBUGINFO
 static const struct counter_def debuginfo[] = { DEBUGINFO_COUNTERS(COUNT) };
-#undef STATS
-#define STATS CG_TYPE_SYMBOLIZER
 static const struct counter_def symbolizer[] = { SYMBOLIZER_COUNTERS(COUNT) };
-#undef STATS
-#define STATS CG_TYPE_KSYMBOLIZER
 static const struct counter_def ksymbolizer[] = {
 	KSYMBOLIZER_COUNTERS(COUNT)
 };
-#undef STATS
-#define STATS CG_TYPE_TARGETFILE
 static const struct counter_def targetfile[] = { TARGETFILE_COUNTERS(COUNT) };
-#undef STATS
-#define STATS CG_TYPE_CTXWATCH
 static const struct counter_def ctxwatch[] = { CTXWATCH_COUNTERS(COUNT) };
-#undef STATS
-#define STATS CG_TYPE_LABELS
 static const struct counter_def labels[] = { LABELS_COUNTERS(COUNT) };
-#undef STATS
-#define STATS CG_TYPE_UNWIND
 static const struct counter_def unwind[] = { UNWIND_COUNTERS(COUNT) };
-#undef STATS
 
-/* A struct that is not all counts would be read wrong: every field is in
- * the list, 64 bits each (proctable_stats ends with its debuginfo_stats). */
 #define ALL_COUNTS(type, defs)						\
 	_Static_assert(sizeof(type) == sizeof(defs) /			\
 		       sizeof((defs)[0]) * sizeof(uint64_t),		\
@@ -71,9 +51,10 @@ ALL_COUNTS(CG_TYPE_TARGETFILE, targetfile);
 ALL_COUNTS(CG_TYPE_CTXWATCH, ctxwatch);
 ALL_COUNTS(CG_TYPE_LABELS, labels);
 ALL_COUNTS(CG_TYPE_UNWIND, unwind);
+/* proctable_stats: its list, then its debuginfo_stats */
 _Static_assert(offsetof(CG_TYPE_PROCTABLE, sym) ==
 	       sizeof(proctable) / sizeof(proctable[0]) * sizeof(uint64_t),
-	       "proctable_stats is its list and its debuginfo_stats");
+	       "proctable_stats is its list");
 
 #define GROUP(defs)	{ defs, sizeof(defs) / sizeof((defs)[0]) }
 
@@ -101,10 +82,9 @@ const struct counter_def *counters__group(enum counter_group g, size_t *n)
 
 static const struct counter_def *def_of(const struct counter_ref *r)
 {
-	for (size_t i = 0; i < groups[r->group].n; i++)
-		if (groups[r->group].defs[i].offset == r->offset)
-			return &groups[r->group].defs[i];
-	return NULL;
+	size_t i = r->offset / sizeof(uint64_t);
+
+	return i < groups[r->group].n ? &groups[r->group].defs[i] : NULL;
 }
 
 static uint64_t value_of(const struct counter_ref *r,

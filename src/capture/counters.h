@@ -46,11 +46,11 @@ enum counter_group {
 struct counter_def {
 	const char *name;	/* the field's */
 	const char *text;	/* shown after the number */
-	size_t offset;		/* of the field, 64 bits */
 	bool kib;		/* bytes, shown as "N KiB TEXT" */
 };
 
-/* A group's counters in the order of its list, n of them. */
+/* A group's counters in the order of its list, n of them: the i-th is the
+ * struct's i-th uint64_t. */
 const struct counter_def *counters__group(enum counter_group g, size_t *n);
 
 enum counter_join {
@@ -90,7 +90,8 @@ int counters__render(char *buf, size_t len, const char *title,
 		     const struct counter_line *l,
 		     const struct counter_values *v);
 
-/* The sum of l's counters: not 0 when the line has something to say. */
+/* The sum of l's counts (sizes left out): not 0 when the line has
+ * something to say. */
 uint64_t counters__sum(const struct counter_line *l,
 		       const struct counter_values *v);
 
