@@ -163,28 +163,44 @@ enum tp_ctx_kind {
 	TP_CTX_CUSTOM = 2,	/* TP_CL_SLOT-byte slots, one per label */
 };
 
-/* Per-CPU counters, summed by the agent and shown in the summary. */
+/* Per-CPU counters, summed by the agent and shown in the profile's comments
+ * and the summary: X(field, text), text as they show it after the number
+ * (src/util/counter.h). The BPF programs and the agent share the struct:
+ * every field a __u64, in this order. */
+#define TP_STATS_COUNTERS(X)						\
+	X(samples, "sent by BPF")	/* samples sent */		\
+	X(lost, "lost (ring buffer full)")	/* sample dropped */	\
+	X(filtered, "filtered out in BPF (pid, cgroup, idle)")		\
+	X(task_lost, "exec/exit events lost")				\
+	/* a user thread sampled but no user frames */			\
+	X(no_user_stack, "user threads without user stack")		\
+	/* TLS slot (or DTV) could not be read */			\
+	X(ctx_tls_unreadable, "TLS page not readable")			\
+	/* context pointer into unmapped memory */			\
+	X(ctx_record_unreadable, "record unreadable")			\
+	/* valid != 1 (detached, or being rewritten) */			\
+	X(ctx_invalid, "invalid record")				\
+	X(ctx_oversize, "oversize record")	/* over TP_OTEL_ATTRS_MAX */ \
+	/* the record changed while it was being read */		\
+	X(ctx_torn, "torn record")					\
+	X(ctx_read, "samples with context")				\
+	X(label_filtered, "samples dropped by --label")			\
+	X(tag_read, "samples tagged")	/* carry a register tag */	\
+	/* saved user registers unreadable */				\
+	X(tag_unreadable, "saved registers unreadable")			\
+	X(tag_filtered, "samples dropped by --tag")			\
+	X(ustack_copied, "samples with a stack copy")			\
+	X(ustack_probes, "auto probes")		/* of the copies */	\
+	/* copies cut short by the end of the stack */			\
+	X(ustack_short, "cut short by the stack's end")			\
+	/* stack or saved registers unreadable */			\
+	X(ustack_failed, "copies failed")
+
+#define TP_STATS_FIELD(field, text)	__u64 field;
 struct tp_stats {
-	__u64 samples;		/* samples sent */
-	__u64 lost;		/* ring buffer full: sample dropped */
-	__u64 filtered;		/* dropped by pid/cgroup/idle filters */
-	__u64 task_lost;	/* exec/exit events dropped */
-	__u64 no_user_stack;	/* user thread sampled but no user frames */
-	__u64 ctx_tls_unreadable;	/* TLS slot (or DTV) could not be read */
-	__u64 ctx_record_unreadable;	/* context pointer into unmapped memory */
-	__u64 ctx_invalid;	/* valid != 1 (detached, or being rewritten) */
-	__u64 ctx_oversize;	/* attrs_size over TP_OTEL_ATTRS_MAX */
-	__u64 ctx_torn;		/* record changed while it was being read */
-	__u64 ctx_read;		/* samples that carry a context */
-	__u64 label_filtered;	/* dropped by --label */
-	__u64 tag_read;		/* samples that carry a register tag */
-	__u64 tag_unreadable;	/* saved user registers unreadable */
-	__u64 tag_filtered;	/* dropped by --tag */
-	__u64 ustack_copied;	/* samples that carry a user stack copy */
-	__u64 ustack_probes;	/* of which `auto` probes */
-	__u64 ustack_short;	/* copies cut short by the end of the stack */
-	__u64 ustack_failed;	/* stack or saved registers unreadable */
+	TP_STATS_COUNTERS(TP_STATS_FIELD)
 };
+#undef TP_STATS_FIELD
 _Static_assert(sizeof(struct tp_stats) == 152, "tp_stats layout");
 
 #endif

@@ -2,24 +2,23 @@
 /* The sampling pipeline: ring-buffer records in (records.h), resolved
  * (resolver.h), handed to the consumers (sample.h), the pprof window
  * (out/pprofwin.h) among them, which give one pprof per window out. Here:
- * the wiring, the window, and the window's comments and the summary. */
+ * the wiring and the window; what the window's comments and the summary
+ * say is comments.c's, read from the counters gathered here. */
 #include <errno.h>
-#include <inttypes.h>
 #include <malloc.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "capture/capture.h"
+#include "capture/comments.h"
+#include "capture/counters.h"
 #include "capture/labels.h"
 #include "capture/proccfg.h"
 #include "capture/records.h"
 #include "capture/resolver.h"
-#include "unwind/elfimage.h"
 #include "kernel/ksymbolizer.h"
-#include "proc/pbcheck.h"
 #include "out/pprof.h"
 #include "out/pprofwin.h"
 #include "proc/ctxwatch.h"
@@ -29,7 +28,6 @@
 #include "sym/loctab.h"
 #include "sym/symbolizer.h"
 #include "proc/targetfile.h"
-#include "unwind/mode.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
 
@@ -55,7 +53,7 @@ struct capture {
 	uint64_t records, samples;
 	uint64_t ring_bytes;		/* ring-buffer space of the records */
 	/* this window */
-	uint64_t win_samples, win_bad, win_dropped;
+	struct capture_stats win;
 	uint64_t win_value;		/* sum of the samples' periods */
 	int64_t win_real_ns;
 	uint64_t win_mono_ns;
@@ -83,14 +81,14 @@ static void on_sample(struct capture *c, const struct raw_sample *rs)
 	const struct resolved_sample *s;
 
 	if (c->dropping) {
-		c->win_dropped++;
+		c->win.dropped++;
 		return;
 	}
 	s = resolver__sample(c->res, rs);
 	for (size_t i = 0; i < c->nconsumers; i++)
 		c->consumers[i].sample(c->consumers[i].ctx, s);
 	c->samples++;
-	c->win_samples++;
+	c->win.samples++;
 	c->win_value += s->period;
 }
 
@@ -119,7 +117,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 			ctxwatch__on_exit(c->cw, t->pid);
 		break;
 	case RECORD_MALFORMED:
-		c->win_bad++;
+		c->win.malformed++;
 	}
 	proccfg__apply_marks(c->cfg, c->uw);
 	return 0;
@@ -230,248 +228,72 @@ void capture__stop(struct capture *c)
 
 /* ---- the window's comments and the end-of-run summary ---- */
 
-static void comment(struct pprof *pp, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void comment(struct pprof *pp, const char *fmt, ...)
+/* Where the comments and the summary read each group's counters; tp and
+ * cs: the window's or the totals. */
+static struct counter_values values_of(const struct capture *c,
+				       const struct tp_stats *tp,
+				       const struct capture_stats *cs)
 {
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	pprof__add_comment(pp, buf);
-}
-
-/* How user stacks were walked: this window's BPF counts, and the
- * agent's since the start. */
-static void add_unwind_comment(struct capture *c, struct pprof *pp,
-			       const struct tp_stats *st)
-{
-	const struct unwind_stats *us = unwinder__stats(c->uw);
-
-	comment(pp, "unwind %s: %llu samples with a stack copy (%llu auto "
-		"probes, %llu cut short by the stack's end), %llu copies "
-		"failed; since start: %" PRIu64 " stacks from CFI, %" PRIu64
-		" CFI unwinds by cached rules (%" PRIu64 " differing from "
-		"libdwfl), %" PRIu64
-		" copies CFI could not unwind, %" PRIu64 " where frame "
-		"pointers went deeper, %" PRIu64 " frameless leaf callers "
-		"recovered, %" PRIu64 " processes marked for CFI (%" PRIu64
-		" unmarked)", unwind_mode__name(c->o.unwind),
-		(unsigned long long)st->ustack_copied,
-		(unsigned long long)st->ustack_probes,
-		(unsigned long long)st->ustack_short,
-		(unsigned long long)st->ustack_failed, us->cfi_used,
-		us->cfi_rules, us->cfi_rules_differ, us->cfi_failed,
-		us->fp_longer, us->leaf_recovered, us->marked,
-		us->unmarked);
-}
-
-/* How the files that processes named were opened, and what was refused
- * (targetfile.h): an attack on the agent shows here. */
-static void targetfile_comment(struct capture *c, struct pprof *pp)
-{
-	const struct targetfile_stats *fs = targetfile__stats();
-	const struct unwind_stats *us = unwinder__stats(c->uw);
 	const struct proctable_stats *ps = proctable__stats(c->procs);
 
-	comment(pp, "target files since start: %" PRIu64 " opened (%" PRIu64
-		" through /proc/PID/map_files, %" PRIu64 " times not "
-		"permitted); refused: %" PRIu64 " symbolic links, %" PRIu64
-		" not regular files (FIFO, device, socket), %" PRIu64
-		" not the mapped file, %" PRIu64 " DWARF naming another file; "
-		"%" PRIu64 " files with symbol tables over the memory budget; "
-		"CFI: %" PRIu64 " binaries over %u MiB, %" PRIu64 " cache "
-		"resets", fs->opened, fs->by_map_files, fs->map_files_denied,
-		fs->symlink, fs->not_regular, fs->replaced,
-		ps->sym.dwarf_external, ps->sym.symbols_over_budget,
-		us->cfi_too_big, ELFIMAGE_CFI_MAX >> 20, us->bins_reset);
+	return (struct counter_values){ .group = {
+		[CG_TP] = tp,
+		[CG_CAPTURE] = cs,
+		[CG_PROCTABLE] = ps,
+		[CG_DEBUGINFO] = &ps->sym,
+		[CG_SYMBOLIZER] = symbolizer__stats(c->sym),
+		[CG_KSYMBOLIZER] = ksymbolizer__stats(c->ks),
+		[CG_TARGETFILE] = targetfile__stats(),
+		[CG_CTXWATCH] = ctxwatch__stats(c->cw),
+		[CG_LABELS] = &c->labels,
+		[CG_UNWIND] = unwinder__stats(c->uw),
+	} };
 }
 
-/* Every way this window lost or degraded data, counted. */
-static void add_comments(struct capture *c, struct pprof *pp,
-			 const struct tp_stats *st, const struct tp_stats *cpu)
+static struct comments_in comments_in(const struct capture *c,
+				      const struct tp_stats *tp,
+				      const struct capture_stats *cs)
 {
-	const struct symbolizer_stats *ss = symbolizer__stats(c->sym);
-	const struct proctable_stats *ps = proctable__stats(c->procs);
-	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
-	const struct ksymbolizer_stats *ks = ksymbolizer__stats(c->ks);
-	char refused[160];
+	return (struct comments_in){
+		.v = values_of(c, tp, cs),
+		.event = c->o.event.name,
+		.unwind = c->o.unwind,
+		.ksym_source = ksymbolizer__source(c->ks),
+		.filters = &c->o.filters,
+	};
+}
 
-	comment(pp, "tagprof " TAGPROF_VERSION);
-	comment(pp, "event: %s", c->o.event.name);
-	comment(pp, "samples: %" PRIu64 " received, %llu lost (ring buffer "
-		"full), %" PRIu64 " malformed, %" PRIu64 " dropped over the "
-		"memory limit", c->win_samples, (unsigned long long)st->lost,
-		c->win_bad, c->win_dropped);
-	for (int i = 0; i < c->ncpus; i++)
-		if (cpu[i].lost)
-			comment(pp, "lost on cpu %d: %llu", i,
-				(unsigned long long)cpu[i].lost);
-	comment(pp, "frames since start: %" PRIu64 " user (%" PRIu64
-		" unmapped, %" PRIu64 " without symbol), %" PRIu64 " kernel (%"
-		PRIu64 " without symbol; names from %s, %" PRIu64 " addresses "
-		"asked, %" PRIu64 " BPF lookup failures)", ss->user_frames,
-		ss->unmapped, ss->no_symbol, ss->kernel_frames,
-		ss->kernel_no_symbol, ksymbolizer__source(c->ks), ks->lookups,
-		ks->bpf_failed);
-	comment(pp, "processes since start: %" PRIu64 " seen, %" PRIu64
-		" maps unreadable, %" PRIu64 " maps kept in part over the "
-		"memory budget (%" PRIu64 " KiB in all), %" PRIu64 " pid "
-		"reused, %" PRIu64 " binaries unreadable; %llu user threads "
-		"without user stack, %llu exec/exit events lost",
-		ps->procs_seen, ps->maps_failed, ps->maps_over_budget,
-		ps->maps_budget >> 10, ps->pid_reused, ps->elf_failed,
-		(unsigned long long)st->no_user_stack,
-		(unsigned long long)st->task_lost);
-	comment(pp, "symbols since start: %" PRIu64 " locations with file:line"
-		" (%" PRIu64 " inlined lines); %" PRIu64 " binaries corrupt, %"
-		PRIu64 " build ID mismatch (replaced on disk), %" PRIu64
-		" locations in them unsymbolized; JIT perf maps: %" PRIu64
-		" read, %" PRIu64 " locations named, %" PRIu64 " anonymous "
-		"unnamed, %" PRIu64 " garbage lines skipped, %" PRIu64
-		" over the size limit, %" PRIu64 " refused (not a regular "
-		"file, a link, another user's), %" PRIu64 " not read over the "
-		"memory budget (%" PRIu64 " KiB a process, %" PRIu64 " KiB in "
-		"all, %" PRIu64 " KiB held)", ss->with_lines,
-		ss->inlined, ps->elf_corrupt, ps->build_id_mismatch,
-		ss->untrusted, ps->perfmaps_read, ss->jit_named,
-		ss->anon_unnamed, ps->perfmap_bad_lines, ps->perfmap_truncated,
-		ps->perfmap_refused, ps->perfmap_over_budget,
-		ps->perfmap_proc_budget >> 10, ps->perfmaps_budget >> 10,
-		ps->perfmap_bytes >> 10);
-	comment(pp, "debug info since start: %" PRIu64 " debug files by build "
-		"ID, %" PRIu64 " by debuglink, %" PRIu64 " stripped binaries "
-		"without; refused: %" PRIu64 " CRC mismatch, %" PRIu64
-		" build ID mismatch, %" PRIu64 " unreadable or truncated; DWARF: %"
-		PRIu64 " opened, %" PRIu64 " errors, %" PRIu64 " over the memory "
-		"budget, %" PRIu64 " changed on disk", ps->sym.debug_by_build_id,
-		ps->sym.debug_by_link, ps->sym.debug_missing,
-		ps->sym.debug_crc_mismatch, ps->sym.debug_build_id_mismatch,
-		ps->sym.debug_bad, ps->sym.dwarf_opened, ps->sym.dwarf_errors,
-		ps->sym.dwarf_too_big, ps->sym.dwarf_changed);
-	targetfile_comment(c, pp);
-	comment(pp, "thread context: %llu samples with context, %" PRIu64
-		" processes with context; failures: %llu TLS page not "
-		"readable, %llu record unreadable, %llu invalid record, %llu "
-		"oversize record, %llu torn record, %" PRIu64 " unknown key, %"
-		PRIu64 " invalid UTF-8 replaced, %" PRIu64 " truncated, %"
-		PRIu64 " location unresolved, %" PRIu64 " processes with a "
-		"thread-context schema other than OTEP 4947's (not read); "
-		"%llu samples dropped by --label",
-		(unsigned long long)st->ctx_read, ts->procs_found,
-		(unsigned long long)st->ctx_tls_unreadable,
-		(unsigned long long)st->ctx_record_unreadable,
-		(unsigned long long)st->ctx_invalid,
-		(unsigned long long)st->ctx_oversize,
-		(unsigned long long)st->ctx_torn, c->labels.unknown_key,
-		c->labels.bad_utf8, c->labels.truncated, ts->locate_failed, ts->schema_unknown,
-		(unsigned long long)st->label_filtered);
-	capture__ctx_refusals(c, refused, sizeof(refused));
-	comment(pp, "process context since start: %s", refused);
-	comment(pp, "register tags: %llu samples with a tag, %" PRIu64
-		" processes declared tags; %llu saved registers unreadable, %"
-		PRIu64 " field values without a name; %llu samples dropped by "
-		"--tag", (unsigned long long)st->tag_read, ts->tag_procs,
-		(unsigned long long)st->tag_unreadable, c->labels.tag_unnamed,
-		(unsigned long long)st->tag_filtered);
-	add_unwind_comment(c, pp, st);
+static void add_comment(void *pp, const char *line)
+{
+	pprof__add_comment(pp, line);
 }
 
 uint64_t capture__perfmaps_unread(const struct capture *c, char *buf,
 				  size_t len)
 {
-	const struct proctable_stats *ps = proctable__stats(c->procs);
+	struct counter_values v = values_of(c, NULL, NULL);
 
-	snprintf(buf, len, "%" PRIu64 " not read over the memory budget (%"
-		 PRIu64 " KiB a process, %" PRIu64 " KiB in all, shares of "
-		 "the memory limit), %" PRIu64 " refused; those processes' "
-		 "JIT frames are unnamed", ps->perfmap_over_budget,
-		 ps->perfmap_proc_budget >> 10, ps->perfmaps_budget >> 10,
-		 ps->perfmap_refused);
-	return ps->perfmap_over_budget + ps->perfmap_refused;
+	return comments__perfmaps_unread(&v, buf, len);
 }
 
 uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
 {
-	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
+	struct counter_values v = values_of(c, NULL, NULL);
 
-	snprintf(buf, len, "%" PRIu64 " payloads refused unread (AnyValues "
-		 "nested over %d deep or over %d fields), %" PRIu64
-		 " decoded as neither a ProcessContext nor a Resource",
-		 ts->ctx_refused, PBCHECK_MAX_ANY_DEPTH, PBCHECK_MAX_FIELDS,
-		 ts->ctx_malformed);
-	return ts->ctx_refused + ts->ctx_malformed;
+	return comments__ctx_refusals(&v, buf, len);
 }
 
 void capture__print_summary(struct capture *c, uint64_t duration_ns)
 {
-	const struct ctxwatch_stats *ts = ctxwatch__stats(c->cw);
-	unsigned long long fails;
-	char refused[256];
+	struct capture_stats total = { .samples = c->samples };
+	struct comments_in in;
 	struct tp_stats st;
 
 	sampler__stats(c->sampler, &st, NULL);
-	fprintf(stderr,
-		"tagprof: %.1f s, event %s, %" PRIu64 " samples, %llu lost, "
-		"%" PRIu64 " processes\n", duration_ns / 1e9, c->o.event.name,
-		c->samples, (unsigned long long)st.lost,
-		proctable__stats(c->procs)->procs_seen);
-	if (st.lost)
-		fprintf(stderr, "tagprof: warning: %llu samples were lost "
-			"because the ring buffer was full (see the profile's "
-			"comments for the CPUs)\n", (unsigned long long)st.lost);
-	if (!c->samples)
-		fprintf(stderr, "tagprof: warning: no samples were collected\n");
-	if (capture__perfmaps_unread(c, refused, sizeof(refused)))
-		fprintf(stderr, "tagprof: JIT perf maps: %s\n", refused);
-	fails = st.ctx_tls_unreadable + st.ctx_record_unreadable +
-		st.ctx_invalid + st.ctx_oversize + st.ctx_torn;
-	if (st.ctx_read || fails || ts->procs_found || ts->schema_unknown)
-		fprintf(stderr, "tagprof: thread context: %llu samples "
-			"labelled, %" PRIu64 " processes; %llu TLS unreadable, "
-			"%llu record unreadable, %llu invalid, %llu oversize, "
-			"%llu torn, %" PRIu64 " unknown key, %" PRIu64
-			" unknown schema\n",
-			(unsigned long long)st.ctx_read, ts->procs_found,
-			(unsigned long long)st.ctx_tls_unreadable,
-			(unsigned long long)st.ctx_record_unreadable,
-			(unsigned long long)st.ctx_invalid,
-			(unsigned long long)st.ctx_oversize,
-			(unsigned long long)st.ctx_torn, c->labels.unknown_key,
-			ts->schema_unknown);
-	if (capture__ctx_refusals(c, refused, sizeof(refused)))
-		fprintf(stderr, "tagprof: process context: %s\n", refused);
-	if (c->o.filters.label_key)
-		fprintf(stderr, "tagprof: --label %s=%s dropped %llu samples\n",
-			c->o.filters.label_key, c->o.filters.label_val,
-			(unsigned long long)st.label_filtered);
-	if (st.tag_read || ts->tag_procs)
-		fprintf(stderr, "tagprof: register tags: %llu samples tagged, %"
-			PRIu64 " processes\n", (unsigned long long)st.tag_read,
-			ts->tag_procs);
-	{
-		const struct unwind_stats *us = unwinder__stats(c->uw);
-
-		fprintf(stderr, "tagprof: unwind %s: %llu stack copies (%llu "
-			"probes), %" PRIu64 " stacks from CFI (%" PRIu64
-			" unwinds by cached rules, %" PRIu64 " differing from "
-			"libdwfl), %" PRIu64
-			" frameless leaf callers recovered, %" PRIu64
-			" processes marked for CFI; %.0f ring-buffer bytes per "
-			"sample\n", unwind_mode__name(c->o.unwind),
-			(unsigned long long)st.ustack_copied,
-			(unsigned long long)st.ustack_probes, us->cfi_used,
-			us->cfi_rules, us->cfi_rules_differ,
-			us->leaf_recovered, us->marked,
-			c->samples ? (double)c->ring_bytes / c->samples : 0.0);
-	}
-	if (c->o.filters.tag_field)
-		fprintf(stderr, "tagprof: --tag %s=%s dropped %llu samples\n",
-			c->o.filters.tag_field, c->o.filters.tag_name,
-			(unsigned long long)st.tag_filtered);
+	in = comments_in(c, &st, &total);
+	in.duration_ns = duration_ns;
+	in.ring_bytes = c->ring_bytes;
+	comments__summary(&in, stderr);
 }
 
 /* ---- the window ---- */
@@ -508,6 +330,7 @@ struct pprof *capture__take(struct capture *c)
 {
 	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
 	uint64_t now = clock__ns(CLOCK_MONOTONIC);
+	struct comments_in in;
 	struct pprof *pp;
 
 	if (!cpu || pprofwin__prepare(c->pw)) {
@@ -515,13 +338,16 @@ struct pprof *capture__take(struct capture *c)
 		return NULL;
 	}
 	window_stats(c, &sum, cpu);
-	add_comments(c, pprofwin__pprof(c->pw), &sum, cpu);
+	in = comments_in(c, &sum, &c->win);
+	in.per_cpu = cpu;
+	in.ncpus = c->ncpus;
+	comments__window(&in, add_comment, pprofwin__pprof(c->pw));
 	close_window(c, &(struct window_end){
 		.start_real_ns = c->win_real_ns,
 		.duration_ns = now - c->win_mono_ns,
-		.samples = c->win_samples, .value = c->win_value,
-		.dropped = c->win_dropped, .lost = sum.lost,
-		.malformed = c->win_bad });
+		.samples = c->win.samples, .value = c->win_value,
+		.dropped = c->win.dropped, .lost = sum.lost,
+		.malformed = c->win.malformed });
 	pp = pprofwin__take(c->pw);	/* prepared: not NULL */
 	/* per-CPU counters are cumulative: remember where this window ended */
 	for (int i = 0; i < c->ncpus; i++) {
@@ -532,7 +358,8 @@ struct pprof *capture__take(struct capture *c)
 			l[f] += d[f];
 	}
 	free(cpu);
-	c->win_samples = c->win_bad = c->win_dropped = c->win_value = 0;
+	c->win = (struct capture_stats){ 0 };
+	c->win_value = 0;
 	c->win_real_ns = clock__ns(CLOCK_REALTIME);
 	c->win_mono_ns = now;
 	return pp;
@@ -561,7 +388,7 @@ void capture__sweep(struct capture *c)
 
 uint64_t capture__window_samples(const struct capture *c)
 {
-	return c->win_samples;
+	return c->win.samples;
 }
 
 uint64_t capture__total_samples(const struct capture *c)

@@ -13,8 +13,20 @@
 #include "capture/sample.h"
 #include "kernel/events.h"
 #include "capture/proccfg.h"
+#include "util/counter.h"
 
 struct pprof;
+
+/* The samples the agent got, in a window or since the start: X(field,
+ * text) (util/counter.h). */
+#define CAPTURE_COUNTERS(X)						\
+	X(samples, "received")						\
+	X(malformed, "malformed")	/* records that fail the checks */ \
+	X(dropped, "dropped over the memory limit")
+
+struct capture_stats {
+	CAPTURE_COUNTERS(COUNTER_FIELD)
+};
 
 struct capture_opts {
 	struct tp_event event;

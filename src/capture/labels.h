@@ -12,15 +12,23 @@
 #include <stdint.h>
 
 #include "proc/ctxsnap.h"
+#include "util/counter.h"
 
 struct ctxwatch;
 struct pprof_label;
 
+/* X(field, text) (util/counter.h). */
+#define LABELS_COUNTERS(X)						\
+	/* attributes whose key index is not in the map */		\
+	X(unknown_key, "unknown key")					\
+	/* labels with invalid UTF-8 replaced */			\
+	X(bad_utf8, "invalid UTF-8 replaced")				\
+	/* blobs that ended inside an attribute */			\
+	X(truncated, "truncated")					\
+	X(tag_unnamed, "field values without a name")
+
 struct labels_stats {
-	uint64_t unknown_key;	/* attribute whose key index is not in the map */
-	uint64_t bad_utf8;	/* labels with invalid UTF-8 replaced */
-	uint64_t truncated;	/* blobs that ended inside an attribute */
-	uint64_t tag_unnamed;	/* tag field values without a name */
+	LABELS_COUNTERS(COUNTER_FIELD)
 };
 
 /* What a sample carries for its thread. */

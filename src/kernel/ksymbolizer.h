@@ -7,14 +7,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/counter.h"
+
 #define KSYMBOLIZER_BATCH	64	/* addresses per ksymbolizer__lookup */
 #define KSYMBOLIZER_NAME_LEN	256	/* longer names are cut */
 
+/* X(field, text) (util/counter.h). */
+#define KSYMBOLIZER_COUNTERS(X)						\
+	X(lookups, "addresses asked")					\
+	X(unnamed, "unnamed")		/* of them: no symbol covers it */ \
+	/* batches the kernel answered */				\
+	X(bpf_batches, "BPF batches answered")				\
+	/* the program failed to load or to run */			\
+	X(bpf_failed, "BPF lookup failures")
+
 struct ksymbolizer_stats {
-	uint64_t lookups;	/* addresses asked */
-	uint64_t unnamed;	/* of them, no symbol covers it */
-	uint64_t bpf_batches;	/* batches the kernel answered */
-	uint64_t bpf_failed;	/* program failed to load or to run */
+	KSYMBOLIZER_COUNTERS(COUNTER_FIELD)
 };
 
 struct ksymbolizer;

@@ -11,24 +11,37 @@
 #include <stdint.h>
 
 #include "proc/ctxsnap.h"
+#include "proc/pbcheck.h"
+#include "util/counter.h"
 
 struct tp_tls_loc;
 
+/* X(field, text) (util/counter.h). */
+#define CTXWATCH_COUNTERS(X)						\
+	/* processes with a context symbol */				\
+	X(procs_found, "processes with context")			\
+	/* processes whose threadlocal.schema_version names a layout	\
+	 * tagprof does not read */					\
+	X(schema_unknown, "unknown schema (processes with a "		\
+	  "thread-context schema other than OTEP 4947's, not read)")	\
+	/* process context re-read for a key a sample's decoding missed */ \
+	X(key_refreshes, "re-reads for a key a sample missed")		\
+	/* symbol defined, location unresolvable */			\
+	X(locate_failed, "location unresolved")				\
+	/* processes that declared register tags */			\
+	X(tag_procs, "processes declared tags")				\
+	/* process contexts re-read after a change (by the poll, or for	\
+	 * a tag value name a decoding missed) */			\
+	X(ctx_refreshes, "re-reads after a change")			\
+	/* process-context payloads refused unread (pbcheck.h) */	\
+	X(ctx_refused, "payloads refused unread (AnyValues nested over "	\
+	  COUNTER_STR(PBCHECK_MAX_ANY_DEPTH) " deep or over "		\
+	  COUNTER_STR(PBCHECK_MAX_FIELDS) " fields)")			\
+	X(ctx_malformed, "decoded as neither a ProcessContext nor a "	\
+	  "Resource")
+
 struct ctxwatch_stats {
-	uint64_t procs_found;	/* processes with a context symbol */
-	uint64_t schema_unknown; /* processes whose threadlocal.schema_version
-				    names a layout tagprof does not read */
-	uint64_t key_refreshes;	/* process context re-read for a key a
-				   sample's decoding missed */
-	uint64_t locate_failed;	/* symbol defined, location unresolvable */
-	uint64_t tag_procs;	/* processes that declared register tags */
-	uint64_t ctx_refreshes;	/* process contexts re-read after a change
-				   (by the poll, or for a tag value name a
-				   decoding missed) */
-	uint64_t ctx_refused;	/* process-context payloads refused unread:
-				   nested too deep or too many fields */
-	uint64_t ctx_malformed;	/* ...decoded as neither form: not a
-				   ProcessContext, not a Resource */
+	CTXWATCH_COUNTERS(COUNTER_FIELD)
 };
 
 struct ctxwatch;

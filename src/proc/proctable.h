@@ -11,6 +11,7 @@
 
 #include "proc/jitmap.h"
 #include "sym/debuginfo.h"
+#include "util/counter.h"
 
 struct elfsym;
 struct symcache;
@@ -63,29 +64,42 @@ struct proc {
 	struct proctable *owner;
 };
 
+/* X(field, text) counts, K(field, text) bytes (util/counter.h). */
+#define PROCTABLE_COUNTERS(X, K)					\
+	X(procs_seen, "seen")		/* process entries created */	\
+	/* maps re-read for an address not mapped */			\
+	X(maps_reloads, "maps re-read for an unmapped address")	\
+	/* /proc/PID/maps unreadable (process gone) */			\
+	X(maps_failed, "maps unreadable")				\
+	/* maps read only in part: the mappings of all processes over	\
+	 * their budget */						\
+	X(maps_over_budget, "maps kept in part over the memory budget")	\
+	K(maps_budget, "in all")	/* all mappings kept may take */ \
+	K(maps_bytes, "held")		/* ... they take now */		\
+	/* /proc/PID belongs to a newer process */			\
+	X(pid_reused, "pid reused")					\
+	/* binaries whose symbols could not be read: not ELF, or	\
+	 * corrupt or truncated ELF */					\
+	X(elf_failed, "binaries unreadable")				\
+	X(elf_corrupt, "binaries corrupt")				\
+	/* the file on disk is not the build the process maps: not	\
+	 * trusted */							\
+	X(build_id_mismatch, "build ID mismatch (replaced on disk)")	\
+	X(perfmaps_read, "read")	/* JIT perf maps (first reads) */ \
+	X(perfmap_bad_lines, "garbage lines skipped")			\
+	X(perfmap_truncated, "over the size limit")			\
+	/* not a regular file, a symbolic link, or another user's */	\
+	X(perfmap_refused, "refused (not a regular file, a link, "	\
+	  "another user's)")						\
+	/* not read: over the process's or the total budget (once per	\
+	 * version) */							\
+	X(perfmap_over_budget, "not read over the memory budget")	\
+	K(perfmap_proc_budget, "a process") /* one process's map may hold */ \
+	K(perfmaps_budget, "in all")	/* ... all maps */		\
+	K(perfmap_bytes, "held")	/* ... they hold now */
+
 struct proctable_stats {
-	uint64_t procs_seen;	/* process entries created */
-	uint64_t maps_reloads;	/* maps re-read for an address not mapped */
-	uint64_t maps_failed;	/* /proc/PID/maps unreadable (process gone) */
-	uint64_t maps_over_budget; /* maps read only in part: the mappings
-				 * of all processes over their budget */
-	uint64_t maps_budget;	/* bytes all mappings kept may take */
-	uint64_t maps_bytes;	/* ... they take now */
-	uint64_t pid_reused;	/* /proc/PID belongs to a newer process */
-	uint64_t elf_failed;	/* binaries whose symbols could not be read */
-	uint64_t elf_corrupt;	/* ... not ELF, or corrupt or truncated ELF */
-	uint64_t build_id_mismatch; /* the file on disk is not the build the
-				 * process maps (replaced): not trusted */
-	uint64_t perfmaps_read;	/* JIT perf maps read (first reads) */
-	uint64_t perfmap_bad_lines;	/* lines skipped as garbage */
-	uint64_t perfmap_truncated;	/* maps over the size bounds */
-	uint64_t perfmap_refused;	/* not a regular file, a symbolic link,
-				 * or owned by another user */
-	uint64_t perfmap_over_budget;	/* not read: over the process's or
-				 * the total budget (once per version) */
-	uint64_t perfmap_proc_budget;	/* bytes one process's map may hold */
-	uint64_t perfmaps_budget;	/* ... all maps */
-	uint64_t perfmap_bytes;		/* ... they hold now */
+	PROCTABLE_COUNTERS(COUNTER_FIELD, COUNTER_FIELD)
 	struct debuginfo_stats sym;	/* symbol files and debug info */
 };
 

@@ -34,6 +34,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "util/counter.h"
+
 /* What the opened file must be. */
 struct targetfile_want {
 	uint64_t dev, ino;	/* as /proc/PID/maps shows them (major << 32 |
@@ -43,14 +45,23 @@ struct targetfile_want {
 				 * directories), never for a target's path */
 };
 
+/* X(field, text) (util/counter.h). */
+#define TARGETFILE_COUNTERS(X)						\
+	X(opened, "opened")		/* files opened for reading */	\
+	/* ... of them through /proc/PID/map_files */			\
+	X(by_map_files, "through /proc/PID/map_files")			\
+	/* refused: a symbolic link on the way */			\
+	X(symlink, "symbolic links")					\
+	/* refused: FIFO, device, socket, directory */			\
+	X(not_regular, "not regular files (FIFO, device, socket)")	\
+	/* refused: not the mapped file (dev, inode) */			\
+	X(replaced, "not the mapped file")				\
+	/* map_files refused by the kernel (no CAP_CHECKPOINT_RESTORE):	\
+	 * paths used */						\
+	X(map_files_denied, "times not permitted")
+
 struct targetfile_stats {
-	uint64_t opened;	/* files opened for reading */
-	uint64_t by_map_files;	/* ... of them through /proc/PID/map_files */
-	uint64_t symlink;	/* refused: a symbolic link on the way */
-	uint64_t not_regular;	/* refused: FIFO, device, socket, directory */
-	uint64_t replaced;	/* refused: not the mapped file (dev, inode) */
-	uint64_t map_files_denied; /* map_files refused by the kernel (no
-				    * CAP_CHECKPOINT_RESTORE): paths used */
+	TARGETFILE_COUNTERS(COUNTER_FIELD)
 };
 
 /* Opens path for reading as described above. Returns the descriptor, or

@@ -25,26 +25,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/counter.h"
+
 struct elfsym;
 
+/* X(field, text) (util/counter.h). */
+#define DEBUGINFO_COUNTERS(X)						\
+	X(files, "symbol files loaded")					\
+	X(shared, "binaries served by a loaded file")			\
+	/* debug files found by build ID, and by .gnu_debuglink */	\
+	X(debug_by_build_id, "debug files by build ID")			\
+	X(debug_by_link, "by debuglink")				\
+	/* stripped, and no debug file found */				\
+	X(debug_missing, "stripped binaries without")			\
+	/* refused: CRC-32 differs, another build's, unreadable or	\
+	 * truncated */							\
+	X(debug_crc_mismatch, "CRC mismatch")				\
+	X(debug_build_id_mismatch, "build ID mismatch")			\
+	X(debug_bad, "unreadable or truncated")				\
+	X(dwarf_opened, "opened")	/* DWARF handles */		\
+	X(dwarf_errors, "errors")	/* DWARF libdw could not read */ \
+	X(dwarf_too_big, "over the memory budget")			\
+	/* handles closed to stay in budget */				\
+	X(dwarf_evicted, "closed to stay in the budget")		\
+	/* the file changed since its symbols were read */		\
+	X(dwarf_changed, "changed on disk")				\
+	/* refused: names another file (dwz) outside the host's debug	\
+	 * dirs */							\
+	X(dwarf_external, "DWARF naming another file")			\
+	/* files with a symbol table left out for its size */		\
+	X(symbols_over_budget, "files with symbol tables over the "	\
+	  "memory budget")
+
 struct debuginfo_stats {
-	uint64_t files;			/* symbol files loaded */
-	uint64_t shared;		/* binaries served by a loaded file */
-	uint64_t debug_by_build_id;	/* debug files found by build ID */
-	uint64_t debug_by_link;		/* ... and by .gnu_debuglink */
-	uint64_t debug_missing;		/* stripped, and no debug file found */
-	uint64_t debug_crc_mismatch;	/* refused: CRC-32 differs */
-	uint64_t debug_build_id_mismatch; /* refused: another build's */
-	uint64_t debug_bad;		/* refused: unreadable or truncated */
-	uint64_t dwarf_opened;		/* DWARF handles opened */
-	uint64_t dwarf_errors;		/* DWARF libdw could not read */
-	uint64_t dwarf_too_big;		/* DWARF over the memory budget */
-	uint64_t dwarf_evicted;		/* handles closed to stay in budget */
-	uint64_t dwarf_changed;		/* file changed since its symbols */
-	uint64_t dwarf_external;	/* refused: names another file (dwz)
-					 * outside the host's debug dirs */
-	uint64_t symbols_over_budget;	/* files with a symbol table left
-					 * out for its size */
+	DEBUGINFO_COUNTERS(COUNTER_FIELD)
 };
 
 /* What is known of a binary when its debug file is looked for. */

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/counter.h"
+
 struct loctab;
 struct proctable;
 struct proc;
@@ -16,16 +18,26 @@ struct ksymbolizer;
 
 /* Counted per location, i.e. per distinct address in a generation of the
  * loctab (a window), except the *_frames totals. */
+#define SYMBOLIZER_COUNTERS(X)						\
+	X(user_frames, "user")						\
+	X(kernel_frames, "kernel")					\
+	/* user address in no executable mapping */			\
+	X(unmapped, "unmapped")						\
+	X(no_symbol, "without symbol")	/* mapped, no symbol covers it */ \
+	X(kernel_no_symbol, "without symbol")				\
+	/* user locations with a source file:line */			\
+	X(with_lines, "locations with file:line")			\
+	/* inlined-function lines added to them */			\
+	X(inlined, "inlined lines")					\
+	/* anonymous code named by a JIT perf map */			\
+	X(jit_named, "locations named")					\
+	/* anonymous code no perf map names */				\
+	X(anon_unnamed, "anonymous unnamed")				\
+	/* in binaries replaced on disk or corrupt */			\
+	X(untrusted, "locations in them unsymbolized")
+
 struct symbolizer_stats {
-	uint64_t user_frames, kernel_frames;
-	uint64_t unmapped;	/* user address in no executable mapping */
-	uint64_t no_symbol;	/* mapped, but no symbol covers it */
-	uint64_t kernel_no_symbol;
-	uint64_t with_lines;	/* user locations with a source file:line */
-	uint64_t inlined;	/* inlined-function lines added to them */
-	uint64_t jit_named;	/* anonymous code named by a JIT perf map */
-	uint64_t anon_unnamed;	/* anonymous code no perf map names */
-	uint64_t untrusted;	/* in binaries replaced on disk or corrupt */
+	SYMBOLIZER_COUNTERS(COUNTER_FIELD)
 };
 
 struct symbolizer;

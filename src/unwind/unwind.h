@@ -9,28 +9,42 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/counter.h"
+
 struct proctable;
 struct proc;
 struct tp_sample;
 struct tp_uregs;
 
+/* What unwinding did since the start: X(field, text) (util/counter.h). */
+#define UNWIND_COUNTERS(X)						\
+	X(copies, "stack copies")	/* samples that carried one */	\
+	X(probes, "auto probes")	/* of them */			\
+	/* samples whose user stack came from CFI */			\
+	X(cfi_used, "stacks from CFI")					\
+	/* CFI unwinds done with cached rules (the rest: libdwfl) */	\
+	X(cfi_rules, "unwinds by cached rules")				\
+	/* ... that libdwfl unwound otherwise (TAGPROF_UNWIND_VERIFY) */	\
+	X(cfi_rules_differ, "differing from libdwfl")			\
+	/* copies CFI could not unwind past the leaf */			\
+	X(cfi_failed, "copies CFI could not unwind")			\
+	X(fp_longer, "where frame pointers went deeper")		\
+	/* frameless leaves given their caller back */			\
+	X(leaf_recovered, "frameless leaf callers recovered")		\
+	/* processes marked for stack copies (auto) */			\
+	X(marked, "processes marked for CFI")				\
+	/* marked processes CFI stopped helping */			\
+	X(unmarked, "unmarked")						\
+	/* per-process CFI address spaces (libdwfl) */			\
+	X(dwfl_built, "CFI address spaces built")			\
+	X(dwfl_failed, "CFI address spaces that could not be built")	\
+	/* binaries whose CFI is over ELFIMAGE_CFI_MAX (16 MiB) */	\
+	X(cfi_too_big, "binaries over 16 MiB")				\
+	/* binary images all dropped (count, bytes) */			\
+	X(bins_reset, "cache resets")
+
 struct unwind_stats {
-	uint64_t copies;	/* samples that carried a stack copy */
-	uint64_t probes;	/* of which `auto` probes */
-	uint64_t cfi_used;	/* samples whose user stack came from CFI */
-	uint64_t cfi_rules;	/* CFI unwinds done with cached rules (the
-				   rest went through libdwfl) */
-	uint64_t cfi_rules_differ; /* ... that libdwfl unwound otherwise
-				   (TAGPROF_UNWIND_VERIFY only) */
-	uint64_t cfi_failed;	/* copies CFI could not unwind past the leaf */
-	uint64_t fp_longer;	/* copies where the frame pointers gave more */
-	uint64_t leaf_recovered; /* frameless leaves given their caller back */
-	uint64_t marked;	/* processes marked for stack copies (auto) */
-	uint64_t unmarked;	/* marked processes CFI stopped helping */
-	uint64_t dwfl_built;	/* per-process CFI address spaces built */
-	uint64_t dwfl_failed;	/* ... that could not be built */
-	uint64_t cfi_too_big;	/* binaries whose CFI is over ELFIMAGE_CFI_MAX */
-	uint64_t bins_reset;	/* binary images all dropped (count, bytes) */
+	UNWIND_COUNTERS(COUNTER_FIELD)
 };
 
 struct unwinder;

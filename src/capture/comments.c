@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The window's comments and the end-of-run summary: which counters each
+ * line shows, in what order. What a counter says is in its list. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "capture/capture.h"
+#include "capture/comments.h"
+#include "capture/labels.h"
+#include "capture/proccfg.h"
+#include "kernel/ksymbolizer.h"
+#include "proc/ctxwatch.h"
+#include "proc/proctable.h"
+#include "proc/targetfile.h"
+#include "sample_event.h"
+#include "sym/debuginfo.h"
+#include "sym/symbolizer.h"
+#include "unwind/elfimage.h"
+#include "unwind/mode.h"
+#include "unwind/unwind.h"
+
+_Static_assert(ELFIMAGE_CFI_MAX == 16u << 20,
+	       "cfi_too_big's text (unwind.h) names the limit");
+
+/* A line's counters: NAME_refs; the line: NAME. */
+#define LINE(name)							\
+	static const struct counter_line name = COUNTER_LINE(name##_refs)
+
+/* ---- the window's comments: every counter of every list ---- */
+
+static const struct counter_ref samples_refs[] = {
+	COUNTER(CAPTURE, samples),
+	COUNTER(TP, lost),
+	COUNTER(CAPTURE, malformed),
+	COUNTER(CAPTURE, dropped),
+	COUNTER_PART(NULL, TP, samples),
+	COUNTER(TP, filtered),
+};
+LINE(samples);
+
+static const struct counter_ref frames_refs[] = {
+	COUNTER(SYMBOLIZER, user_frames),
+	COUNTER_SUB(SYMBOLIZER, unmapped),
+	COUNTER_SUB(SYMBOLIZER, no_symbol),
+	COUNTER(SYMBOLIZER, kernel_frames),
+	COUNTER_SUB(SYMBOLIZER, kernel_no_symbol),
+};
+LINE(frames);
+
+static const struct counter_ref kernel_names_refs[] = {
+	COUNTER(KSYMBOLIZER, lookups),
+	COUNTER_SUB(KSYMBOLIZER, unnamed),
+	COUNTER(KSYMBOLIZER, bpf_batches),
+	COUNTER(KSYMBOLIZER, bpf_failed),
+};
+LINE(kernel_names);
+
+static const struct counter_ref processes_refs[] = {
+	COUNTER(PROCTABLE, procs_seen),
+	COUNTER(PROCTABLE, maps_failed),
+	COUNTER(PROCTABLE, maps_over_budget),
+	COUNTER_SUB(PROCTABLE, maps_budget),
+	COUNTER_SUB(PROCTABLE, maps_bytes),
+	COUNTER(PROCTABLE, maps_reloads),
+	COUNTER(PROCTABLE, pid_reused),
+	COUNTER(PROCTABLE, elf_failed),
+	COUNTER_PART(NULL, TP, no_user_stack),
+	COUNTER(TP, task_lost),
+};
+LINE(processes);
+
+static const struct counter_ref symbols_refs[] = {
+	COUNTER(SYMBOLIZER, with_lines),
+	COUNTER_SUB(SYMBOLIZER, inlined),
+	COUNTER_PART(NULL, PROCTABLE, elf_corrupt),
+	COUNTER(PROCTABLE, build_id_mismatch),
+	COUNTER(SYMBOLIZER, untrusted),
+	COUNTER_PART("JIT perf maps", PROCTABLE, perfmaps_read),
+	COUNTER(SYMBOLIZER, jit_named),
+	COUNTER(SYMBOLIZER, anon_unnamed),
+	COUNTER(PROCTABLE, perfmap_bad_lines),
+	COUNTER(PROCTABLE, perfmap_truncated),
+	COUNTER(PROCTABLE, perfmap_refused),
+	COUNTER(PROCTABLE, perfmap_over_budget),
+	COUNTER_SUB(PROCTABLE, perfmap_proc_budget),
+	COUNTER_SUB(PROCTABLE, perfmaps_budget),
+	COUNTER_SUB(PROCTABLE, perfmap_bytes),
+};
+LINE(symbols);
+
+static const struct counter_ref debug_info_refs[] = {
+	COUNTER(DEBUGINFO, debug_by_build_id),
+	COUNTER(DEBUGINFO, debug_by_link),
+	COUNTER(DEBUGINFO, debug_missing),
+	COUNTER_PART("refused", DEBUGINFO, debug_crc_mismatch),
+	COUNTER(DEBUGINFO, debug_build_id_mismatch),
+	COUNTER(DEBUGINFO, debug_bad),
+	COUNTER_PART("DWARF", DEBUGINFO, dwarf_opened),
+	COUNTER(DEBUGINFO, dwarf_errors),
+	COUNTER(DEBUGINFO, dwarf_too_big),
+	COUNTER(DEBUGINFO, dwarf_evicted),
+	COUNTER(DEBUGINFO, dwarf_changed),
+	COUNTER_PART(NULL, DEBUGINFO, files),
+	COUNTER(DEBUGINFO, shared),
+};
+LINE(debug_info);
+
+/* How the files that processes named were opened, and what was refused
+ * (targetfile.h): an attack on the agent shows here. */
+static const struct counter_ref target_files_refs[] = {
+	COUNTER(TARGETFILE, opened),
+	COUNTER_SUB(TARGETFILE, by_map_files),
+	COUNTER_SUB(TARGETFILE, map_files_denied),
+	COUNTER_PART("refused", TARGETFILE, symlink),
+	COUNTER(TARGETFILE, not_regular),
+	COUNTER(TARGETFILE, replaced),
+	COUNTER(DEBUGINFO, dwarf_external),
+	COUNTER_PART(NULL, DEBUGINFO, symbols_over_budget),
+	COUNTER_PART("CFI", UNWIND, cfi_too_big),
+	COUNTER(UNWIND, bins_reset),
+};
+LINE(target_files);
+
+static const struct counter_ref thread_context_refs[] = {
+	COUNTER(TP, ctx_read),
+	COUNTER(CTXWATCH, procs_found),
+	COUNTER_PART("failures", TP, ctx_tls_unreadable),
+	COUNTER(TP, ctx_record_unreadable),
+	COUNTER(TP, ctx_invalid),
+	COUNTER(TP, ctx_oversize),
+	COUNTER(TP, ctx_torn),
+	COUNTER(LABELS, unknown_key),
+	COUNTER(LABELS, bad_utf8),
+	COUNTER(LABELS, truncated),
+	COUNTER(CTXWATCH, locate_failed),
+	COUNTER(CTXWATCH, schema_unknown),
+	COUNTER_PART(NULL, TP, label_filtered),
+};
+LINE(thread_context);
+
+/* Refusals first: the agent logs them alone (comments__ctx_refusals). */
+static const struct counter_ref process_context_refs[] = {
+	COUNTER(CTXWATCH, ctx_refused),
+	COUNTER(CTXWATCH, ctx_malformed),
+	COUNTER_PART(NULL, CTXWATCH, ctx_refreshes),
+	COUNTER(CTXWATCH, key_refreshes),
+};
+LINE(process_context);
+
+static const struct counter_ref register_tags_refs[] = {
+	COUNTER(TP, tag_read),
+	COUNTER(CTXWATCH, tag_procs),
+	COUNTER_PART(NULL, TP, tag_unreadable),
+	COUNTER(LABELS, tag_unnamed),
+	COUNTER_PART(NULL, TP, tag_filtered),
+};
+LINE(register_tags);
+
+/* How user stacks were walked: this window's BPF counts, and the agent's
+ * since the start. */
+static const struct counter_ref unwind_refs[] = {
+	COUNTER(TP, ustack_copied),
+	COUNTER_SUB(TP, ustack_probes),
+	COUNTER_SUB(TP, ustack_short),
+	COUNTER(TP, ustack_failed),
+	COUNTER_PART("since start", UNWIND, cfi_used),
+	COUNTER(UNWIND, cfi_rules),
+	COUNTER_SUB(UNWIND, cfi_rules_differ),
+	COUNTER(UNWIND, cfi_failed),
+	COUNTER(UNWIND, fp_longer),
+	COUNTER(UNWIND, leaf_recovered),
+	COUNTER(UNWIND, marked),
+	COUNTER_SUB(UNWIND, unmarked),
+	COUNTER(UNWIND, copies),
+	COUNTER_SUB(UNWIND, probes),
+	COUNTER(UNWIND, dwfl_built),
+	COUNTER(UNWIND, dwfl_failed),
+};
+LINE(unwind);
+
+/* ---- the summary's and the agent's log's: a few of them ---- */
+
+static const struct counter_ref perfmaps_unread_refs[] = {
+	COUNTER(PROCTABLE, perfmap_over_budget),
+	COUNTER_SUB(PROCTABLE, perfmap_proc_budget),
+	COUNTER_SUB(PROCTABLE, perfmaps_budget),
+	COUNTER(PROCTABLE, perfmap_refused),
+};
+LINE(perfmaps_unread);
+
+static const struct counter_ref ctx_refusals_refs[] = {
+	COUNTER(CTXWATCH, ctx_refused),
+	COUNTER(CTXWATCH, ctx_malformed),
+};
+LINE(ctx_refusals);
+
+static const struct counter_ref thread_context_summary_refs[] = {
+	COUNTER(TP, ctx_read),
+	COUNTER(CTXWATCH, procs_found),
+	COUNTER_PART(NULL, TP, ctx_tls_unreadable),
+	COUNTER(TP, ctx_record_unreadable),
+	COUNTER(TP, ctx_invalid),
+	COUNTER(TP, ctx_oversize),
+	COUNTER(TP, ctx_torn),
+	COUNTER(LABELS, unknown_key),
+	COUNTER(CTXWATCH, schema_unknown),
+};
+LINE(thread_context_summary);
+
+static const struct counter_ref register_tags_summary_refs[] = {
+	COUNTER(TP, tag_read),
+	COUNTER(CTXWATCH, tag_procs),
+};
+LINE(register_tags_summary);
+
+static const struct counter_ref unwind_summary_refs[] = {
+	COUNTER(TP, ustack_copied),
+	COUNTER_SUB(TP, ustack_probes),
+	COUNTER(UNWIND, cfi_used),
+	COUNTER_SUB(UNWIND, cfi_rules),
+	COUNTER_SUB(UNWIND, cfi_rules_differ),
+	COUNTER(UNWIND, leaf_recovered),
+	COUNTER(UNWIND, marked),
+};
+LINE(unwind_summary);
+
+#define LINE_LEN	1024	/* the longest line, numbers at 20 digits, fits */
+
+struct emitter {
+	void (*emit)(void *ctx, const char *line);
+	void *ctx;
+	const struct counter_values *v;
+};
+
+static void emit_line(const struct emitter *e, const char *title,
+		      const struct counter_line *l)
+{
+	char line[LINE_LEN];
+
+	counters__render(line, sizeof(line), title, l, e->v);
+	e->emit(e->ctx, line);
+}
+
+void comments__window(const struct comments_in *in,
+		      void (*emit)(void *ctx, const char *line), void *ctx)
+{
+	const struct emitter e = { emit, ctx, &in->v };
+	char title[128];
+
+	emit(ctx, "tagprof " TAGPROF_VERSION);
+	snprintf(title, sizeof(title), "event: %s", in->event);
+	emit(ctx, title);
+	emit_line(&e, "samples", &samples);
+	for (int i = 0; i < in->ncpus; i++) {
+		if (!in->per_cpu[i].lost)
+			continue;
+		snprintf(title, sizeof(title), "lost on cpu %d: %llu", i,
+			 (unsigned long long)in->per_cpu[i].lost);
+		emit(ctx, title);
+	}
+	emit_line(&e, "frames since start", &frames);
+	snprintf(title, sizeof(title), "kernel names since start, from %s",
+		 in->ksym_source);
+	emit_line(&e, title, &kernel_names);
+	emit_line(&e, "processes since start", &processes);
+	emit_line(&e, "symbols since start", &symbols);
+	emit_line(&e, "debug info since start", &debug_info);
+	emit_line(&e, "target files since start", &target_files);
+	emit_line(&e, "thread context", &thread_context);
+	emit_line(&e, "process context since start", &process_context);
+	emit_line(&e, "register tags", &register_tags);
+	snprintf(title, sizeof(title), "unwind %s",
+		 unwind_mode__name(in->unwind));
+	emit_line(&e, title, &unwind);
+}
+
+uint64_t comments__perfmaps_unread(const struct counter_values *v, char *buf,
+				   size_t len)
+{
+	int n = counters__render(buf, len, NULL, &perfmaps_unread, v);
+
+	if (n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, "; those processes' JIT frames are "
+			 "unnamed");
+	return counters__sum(&perfmaps_unread, v);
+}
+
+uint64_t comments__ctx_refusals(const struct counter_values *v, char *buf,
+				size_t len)
+{
+	counters__render(buf, len, NULL, &ctx_refusals, v);
+	return counters__sum(&ctx_refusals, v);
+}
+
+/* "tagprof: TITLE: ..." on f, then tail. */
+static void summary_line(FILE *f, const char *title,
+			 const struct counter_line *l,
+			 const struct counter_values *v, const char *tail)
+{
+	char line[LINE_LEN];
+
+	counters__render(line, sizeof(line), title, l, v);
+	fprintf(f, "tagprof: %s%s\n", line, tail);
+}
+
+void comments__summary(const struct comments_in *in, FILE *f)
+{
+	const struct tp_stats *st = in->v.group[CG_TP];
+	const struct capture_stats *cs = in->v.group[CG_CAPTURE];
+	const struct proctable_stats *ps = in->v.group[CG_PROCTABLE];
+	const struct proccfg_filters *flt = in->filters;
+	char buf[LINE_LEN], title[64];
+
+	fprintf(f, "tagprof: %.1f s, event %s, %" PRIu64 " samples, %llu "
+		"lost, %" PRIu64 " processes\n", in->duration_ns / 1e9,
+		in->event, cs->samples, (unsigned long long)st->lost,
+		ps->procs_seen);
+	if (st->lost)
+		fprintf(f, "tagprof: warning: %llu samples were lost because "
+			"the ring buffer was full (see the profile's comments "
+			"for the CPUs)\n", (unsigned long long)st->lost);
+	if (!cs->samples)
+		fprintf(f, "tagprof: warning: no samples were collected\n");
+	if (comments__perfmaps_unread(&in->v, buf, sizeof(buf)))
+		fprintf(f, "tagprof: JIT perf maps: %s\n", buf);
+	if (counters__sum(&thread_context_summary, &in->v))
+		summary_line(f, "thread context", &thread_context_summary,
+			     &in->v, "");
+	if (comments__ctx_refusals(&in->v, buf, sizeof(buf)))
+		fprintf(f, "tagprof: process context: %s\n", buf);
+	if (flt->label_key)
+		fprintf(f, "tagprof: --label %s=%s dropped %llu samples\n",
+			flt->label_key, flt->label_val,
+			(unsigned long long)st->label_filtered);
+	if (counters__sum(&register_tags_summary, &in->v))
+		summary_line(f, "register tags", &register_tags_summary,
+			     &in->v, "");
+	snprintf(title, sizeof(title), "unwind %s",
+		 unwind_mode__name(in->unwind));
+	snprintf(buf, sizeof(buf), "; %.0f ring-buffer bytes per sample",
+		 cs->samples ? (double)in->ring_bytes / cs->samples : 0.0);
+	summary_line(f, title, &unwind_summary, &in->v, buf);
+	if (flt->tag_field)
+		fprintf(f, "tagprof: --tag %s=%s dropped %llu samples\n",
+			flt->tag_field, flt->tag_name,
+			(unsigned long long)st->tag_filtered);
+}

@@ -1,0 +1,48 @@
+/* What a window's profile says of how it was made (its comments), what
+ * record says at its end (the summary), and the lines the agent logs: the
+ * counters of every stage, rendered from their lists (capture/counters.h),
+ * and the few values that are not counters. */
+#ifndef TAGPROF_COMMENTS_H
+#define TAGPROF_COMMENTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "capture/counters.h"
+
+struct proccfg_filters;
+struct tp_stats;
+
+struct comments_in {
+	/* Every group's counters. tp_stats and capture_stats: the window's
+	 * for the comments, since the start for the summary. */
+	struct counter_values v;
+	const char *event;		/* the event's name */
+	int unwind;			/* enum tp_unwind_mode */
+	const char *ksym_source;	/* where kernel names come from */
+	const struct tp_stats *per_cpu;	/* the window's, ncpus of them */
+	int ncpus;
+	/* the summary's */
+	uint64_t duration_ns;
+	uint64_t ring_bytes;		/* ring-buffer space of the records */
+	const struct proccfg_filters *filters;
+};
+
+/* The window's comments, a line at a time to emit. */
+void comments__window(const struct comments_in *in,
+		      void (*emit)(void *ctx, const char *line), void *ctx);
+
+/* record's end-of-run summary, on f. */
+void comments__summary(const struct comments_in *in, FILE *f);
+
+/* JIT perf maps left unread (over the memory budget, or refused), said
+ * into buf; returns how many. */
+uint64_t comments__perfmaps_unread(const struct counter_values *v, char *buf,
+				   size_t len);
+
+/* Process-context payloads refused (hostile nesting) or not decoded,
+ * said into buf; returns how many. */
+uint64_t comments__ctx_refusals(const struct counter_values *v, char *buf,
+				size_t len);
+
+#endif
