@@ -91,7 +91,7 @@ _Static_assert(sizeof(struct tp_task_event) == 32, "tp_task_event layout");
 
 /* Where a thread's context pointer lives, relative to its thread pointer
  * (fsbase on x86-64), found by the agent from the ELF file and the loader's
- * GOT entries (src/tlsloc.c). */
+ * GOT entries (src/proc/tlsloc.c). */
 enum tp_tls_kind {
 	TP_TLS_NONE = 0,
 	TP_TLS_STATIC = 1,	/* pointer at tp + tpoff (local-exec, initial-exec,

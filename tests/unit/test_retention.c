@@ -1,4 +1,4 @@
-/* Unit tests for src/retention.c: file names, the retention limits, stale
+/* Unit tests for src/out/retention.c: file names, the retention limits, stale
  * temporary files and the output directory, on real files in a temporary
  * directory. Symlinks and stray files stand beside the profiles to show
  * they are left alone. */
