@@ -17,11 +17,15 @@ stop() { kill -TERM "$1" 2>/dev/null; wait "$1"; }
 out=$TMP/w
 "$WORKLOADS/labelpool_shared" 9 "$LIB" >/dev/null 2>&1 &
 wl=$!
+# A second service busy all along, so that every window has two at least
+# (check 2 counts files): a quiet machine may offer no other.
+"$WORKLOADS/callchain" 9 >/dev/null 2>&1 &
+wl2=$!
 "$TAGPROF" agent --output-dir "$out" --window 2 -F 99 2>"$TMP/w.err" &
 ag=$!
 sleep 7
 stop $ag; rc=$?
-wait $wl
+wait $wl $wl2
 n=$(files "$out"); bad=""; found=0
 for f in "$out"/*_labelpool.pb.gz; do
 	[ -e "$f" ] || continue
