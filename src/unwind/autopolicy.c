@@ -111,6 +111,10 @@ size_t autopolicy__take(struct autopolicy *a, struct unwind_mark *out,
 	const void *key;
 	uint64_t v;
 
+	/* Called after every record: an empty table is not scanned (its
+	 * slots stay allocated once a mark has grown it). */
+	if (!hashmap__size(a->marks))
+		return 0;
 	while (n < max && hashmap__next(a->marks, &it, &key, NULL, &v))
 		out[n++] = (struct unwind_mark){ *(const uint32_t *)key, v };
 	for (size_t i = 0; i < n; i++)
