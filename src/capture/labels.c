@@ -255,10 +255,9 @@ size_t labels__decode(const struct ctxsnap *snap, const struct labels_sample *s,
 
 static void add_stats(struct labels_stats *to, const struct labels_stats *st)
 {
-	to->unknown_key += st->unknown_key;
-	to->bad_utf8 += st->bad_utf8;
-	to->truncated += st->truncated;
-	to->tag_unnamed += st->tag_unnamed;
+#define ADD_COUNTER(field, text) to->field += st->field;
+	LABELS_COUNTERS(ADD_COUNTER)
+#undef ADD_COUNTER
 }
 
 size_t labels__resolve(struct ctxwatch *w, const struct labels_sample *s,
