@@ -110,6 +110,15 @@ int procfs__read_mem(int pid, uint64_t addr, void *buf, size_t len)
 	return read_proc_mem(pid, addr, buf, len);
 }
 
+size_t procfs__undeleted_len(const char *path, size_t len)
+{
+	size_t sl = sizeof(PROCFS_DELETED) - 1;
+
+	if (len > sl && !memcmp(path + len - sl, PROCFS_DELETED, sl))
+		return len - sl;
+	return len;
+}
+
 bool procfs__root_path(char *buf, size_t size, int pid, const char *path,
 		       size_t len)
 {

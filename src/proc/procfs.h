@@ -67,6 +67,12 @@ int procfs__read_maps(int pid, procfs_maps_fn fn, void *arg);
  * is mapped; -ESRCH when the process is gone; else -errno. */
 int procfs__read_mem(int pid, uint64_t addr, void *buf, size_t len);
 
+/* The kernel ends the path of a file replaced or removed while mapped with
+ * " (deleted)" (/proc/PID/maps, /proc/PID/exe): the length of path's first
+ * len bytes without it, or len when it does not end so. */
+#define PROCFS_DELETED " (deleted)"
+size_t procfs__undeleted_len(const char *path, size_t len);
+
 /* "/proc/PID/root" followed by the first len bytes of path (absolute, as
  * the process sees it) into buf: the agent's name for the process's file,
  * which targetfile__open resolves inside that root and without symbolic

@@ -155,12 +155,12 @@ static struct binary *binary_get(struct proctable *t, const char *path,
 	b->cache = t->symcache;
 	if (b->path) {
 		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-		size_t len = strlen(base), sl = strlen(PROCTABLE_DELETED_SUFFIX);
+		size_t len = strlen(base);
 
-		if (path[0] == '/' && len > sl &&
-		    !strcmp(base + len - sl, PROCTABLE_DELETED_SUFFIX)) {
+		if (path[0] == '/' &&
+		    procfs__undeleted_len(base, len) < len) {
 			b->deleted = true;
-			len -= sl;
+			len = procfs__undeleted_len(base, len);
 		}
 		b->name = strndup(base, len);
 	}
@@ -309,7 +309,7 @@ static uint64_t proc_start_ticks(uint32_t pid)
 
 static void read_exe_name(struct proc *p, const char *comm)
 {
-	char path[64], target[PATH_MAX], *base, *del;
+	char path[64], target[PATH_MAX], *base;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
@@ -319,9 +319,7 @@ static void read_exe_name(struct proc *p, const char *comm)
 		return;
 	}
 	target[n] = '\0';
-	del = strstr(target, " (deleted)");
-	if (del && del[10] == '\0')
-		*del = '\0';
+	target[procfs__undeleted_len(target, n)] = '\0';
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
 	/* Executable names longer than the label field are cut, on purpose. */

@@ -17,10 +17,6 @@ struct elfsym;
 struct symcache;
 struct symfile;
 
-/* What /proc/PID/maps adds to the path of a file replaced since it was
- * mapped. */
-#define PROCTABLE_DELETED_SUFFIX " (deleted)"
-
 /* One file-backed or special executable mapping, shared across processes
  * that map the same file. Its symbols are a symfile, shared by build ID. */
 struct binary {

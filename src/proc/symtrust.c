@@ -29,7 +29,7 @@ static void binary_path(const struct binary *b, char *buf, size_t len)
 	size_t n = strlen(b->path);
 
 	if (b->deleted)
-		n -= strlen(PROCTABLE_DELETED_SUFFIX);
+		n = procfs__undeleted_len(b->path, n);
 	if (n >= len)
 		n = 0;
 	memcpy(buf, b->path, n);

@@ -14,9 +14,6 @@
 #include "proc/procfs.h"
 #include "proc/targetfile.h"
 
-#define DELETED		" (deleted)"
-#define DELETED_LEN	10
-
 static struct targetfile_stats stats;
 static bool map_files_denied;	/* EPERM once: no capability, stop trying */
 
@@ -188,12 +185,8 @@ int targetfile__open_mapped(uint32_t pid, uint64_t start, uint64_t end,
 			 "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, start,
 			 end);
 	if (path && path[0] == '/') {
-		int len = (int)strlen(path);
-
 		/* What maps adds to a deleted file's name is not part of it. */
-		if (len > DELETED_LEN &&
-		    !strcmp(path + len - DELETED_LEN, DELETED))
-			len -= DELETED_LEN;
+		int len = (int)procfs__undeleted_len(path, strlen(path));
 		if (pid && procfs__root_path(buf[n], sizeof(buf[0]), (int)pid,
 					     path, len))
 			n++;

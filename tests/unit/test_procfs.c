@@ -343,6 +343,22 @@ static void test_mem_fallback(void)
 }
 
 /* The agent's name for a path inside a process's root. */
+/* The suffix the kernel gives a replaced file's path: dropped at the end
+ * only, and never the whole name. */
+static void test_undeleted_len(void)
+{
+	static const char a[] = "/usr/bin/x (deleted)";
+	static const char b[] = "/usr/bin/x (deleted) y";
+
+	CHECK(procfs__undeleted_len(a, strlen(a)) == strlen("/usr/bin/x"));
+	CHECK(procfs__undeleted_len(b, strlen(b)) == strlen(b));
+	CHECK(procfs__undeleted_len(" (deleted)", 10) == 10);
+	CHECK(procfs__undeleted_len("x (deleted)", 11) == 1);
+	CHECK(procfs__undeleted_len("/lib/libc.so.6", 14) == 14);
+	/* only the first len bytes count */
+	CHECK(procfs__undeleted_len(a, strlen(a) - 1) == strlen(a) - 1);
+}
+
 static void test_root_path(void)
 {
 	char buf[64], want[64];
@@ -410,6 +426,7 @@ int main(void)
 	RUN(test_mem_self);
 	RUN(test_mem_child);
 	RUN(test_mem_fallback);
+	RUN(test_undeleted_len);
 	RUN(test_root_path);
 	RUN(test_root_open);
 	CHECK_EXIT();
