@@ -672,13 +672,33 @@ static int fill_types(const struct pprof *p, struct enc *e,
 	return 0;
 }
 
+/* Which mappings hold a kept location without lines (one no symbol
+ * names): a calloc'd flag per mapping id - 1, NULL on ENOMEM. */
+static uint8_t *unnamed_mappings(const struct pprof *p, const struct sel *sel)
+{
+	uint8_t *unnamed = calloc(p->mappings.n + 1, 1);
+	const uint64_t *r;
+
+	if (!unnamed)
+		return NULL;
+	for (size_t i = 0; i < p->locations.n; i++) {
+		r = p->locations.recs[i];
+		if (keep(sel->loc, i) && !r[2] && r[0] && r[0] <= p->mappings.n)
+			unnamed[r[0] - 1] = 1;
+	}
+	return unnamed;
+}
+
 static int fill_mappings(const struct pprof *p, struct enc *e,
 			 Perftools__Profiles__Profile *msg, const struct sel *sel)
 {
 	size_t n = p->mappings.n, i, k = 0;
+	uint8_t *unnamed = unnamed_mappings(p, sel);
 
-	if (!alloc_pair(&e->maps, &e->mapp, n, sizeof(*e->maps)))
+	if (!unnamed || !alloc_pair(&e->maps, &e->mapp, n, sizeof(*e->maps))) {
+		free(unnamed);
 		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		const struct pp_mapping *r = p->mappings.recs[i];
 		Perftools__Profiles__Mapping *m = &e->maps[k];
@@ -692,8 +712,10 @@ static int fill_mappings(const struct pprof *p, struct enc *e,
 		m->file_offset = r->offset;
 		m->filename = (int64_t)r->filename;
 		m->build_id = (int64_t)r->build_id;
-		/* Frames are symbolized already; pprof must not retry. */
-		m->has_functions = 1;
+		/* Named frames need no symbolizing again; a mapping with an
+		 * unnamed one says so, so that pprof, or a server that has
+		 * the binary, can name it by its address. */
+		m->has_functions = !unnamed[i];
 		if (i < p->map_info_cap) {
 			m->has_filenames = !!(p->map_info[i] & MAP_HAS_FILENAMES);
 			m->has_line_numbers =
@@ -705,6 +727,7 @@ static int fill_mappings(const struct pprof *p, struct enc *e,
 	}
 	msg->n_mapping = k;
 	msg->mapping = e->mapp;
+	free(unnamed);
 	return 0;
 }
 

@@ -30,15 +30,15 @@ void pprof__free(struct pprof *p);            /* accepts NULL */
 int64_t pprof__str(struct pprof *p, const char *s);   /* intern; -1 on ENOMEM */
 
 /* Deduplicated on all arguments; returns the mapping id, 0 on ENOMEM.
- * build_id may be NULL. has_functions is set on every mapping: tagprof
- * symbolizes itself and pprof must not try again. */
+ * build_id may be NULL. has_functions is set on a mapping when every
+ * location in it has lines (is named), at encode. */
 uint64_t pprof__mapping(struct pprof *p, uint64_t start, uint64_t limit,
 			uint64_t file_offset, const char *filename,
 			const char *build_id);
 
 /* What the symbolic information of a mapping's locations holds, as the
  * Mapping's has_filenames, has_line_numbers and has_inline_frames say
- * (has_functions is always set). Flags only accumulate: a flag passed
+ * (has_functions is computed at encode). Flags only accumulate: a flag passed
  * false leaves an earlier true. Returns 0, -ENOENT for an unknown id, or
  * -ENOMEM. */
 int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
@@ -56,7 +56,7 @@ uint64_t pprof__find_location(const struct pprof *p, uint64_t mapping_id,
 			      uint64_t address);
 
 /* Add a location with nlines Line entries (innermost first); lines[] may
- * be NULL (line numbers 0). Deduplicated on (mapping_id, address): a second
+ * be NULL (line numbers 0). nlines 0: an address nothing names. Deduplicated on (mapping_id, address): a second
  * call returns the first id. Returns 0 on ENOMEM. */
 uint64_t pprof__location(struct pprof *p, uint64_t mapping_id,
 			 uint64_t address, const uint64_t *function_ids,

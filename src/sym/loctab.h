@@ -78,7 +78,8 @@ uint32_t loctab__find_location(const struct loctab *t, uint32_t mapping,
 			       uint64_t address);
 
 /* Adds a location with n lines, at most LOCTAB_MAX_LINES (function ids,
- * innermost first; lines may be NULL: line numbers 0). Deduplicated on
+ * innermost first; lines may be NULL: line numbers 0). n 0 (functions
+ * may be NULL): an address no symbol names. Deduplicated on
  * (mapping, address): a second call returns the first id. Returns 0 on
  * ENOMEM or when n is over the bound. */
 uint32_t loctab__location(struct loctab *t, uint32_t mapping,

@@ -118,6 +118,16 @@ static uint32_t named_location(struct symbolizer *z, uint32_t mapping,
 	return fn ? loctab__location(z->lt, mapping, addr, &fn, NULL, 1) : 0;
 }
 
+/* A location no symbol names: its mapping and address, and no line. A
+ * made-up function ("[prog]") would hide the address from whoever can
+ * name it later: pprof, a server with the binary, a debug file that
+ * arrives after the window (symbolizer__name_late). */
+static uint32_t unnamed_location(struct symbolizer *z, uint32_t mapping,
+				 uint64_t addr)
+{
+	return loctab__location(z->lt, mapping, addr, NULL, NULL, 0);
+}
+
 static uint32_t kernel_mapping(struct symbolizer *z)
 {
 	if (z->kernel_gen != z->gen) {
@@ -143,14 +153,16 @@ static void name_kernel_frames(struct symbolizer *z, uint32_t mapping,
 		batch[i] = addrs[missing[i]];
 	ksymbolizer__lookup(z->ks, batch, n, names);
 	for (i = 0; i < n; i++) {
-		if (!names[i]) {
-			z->stats.kernel_no_symbol++;
-			names[i] = "[kernel.kallsyms]";
-		}
 		/* A recursive stack repeats an address: the second is
 		 * found, not added again. */
-		locs[missing[i]] = named_location(z, mapping, batch[i],
-						  names[i]);
+		if (names[i]) {
+			locs[missing[i]] = named_location(z, mapping,
+							  batch[i], names[i]);
+		} else {
+			z->stats.kernel_no_symbol++;
+			locs[missing[i]] = unnamed_location(z, mapping,
+							    batch[i]);
+		}
 		if (locs[missing[i]])
 			frame_cache_put(z, 0, batch[i], locs[missing[i]]);
 	}
@@ -202,18 +214,6 @@ static uint32_t map_mapping(struct symbolizer *z, struct proc *p,
 	return m->loctab_id;
 }
 
-/* Name for a mapped address with no symbol: the file, or what the memory
- * is. Never a guess at a nearby symbol. */
-static const char *fallback_name(struct proc_map *m, char *buf, size_t len)
-{
-	if (!m->bin)
-		return "[anon]";
-	if (m->bin->path[0] == '[')
-		return m->bin->path;	/* [vdso], [vsyscall] and [anon:name] */
-	snprintf(buf, len, "[%s]", m->bin->name);
-	return buf;
-}
-
 /* Memory a JIT may have named in its perf map: anonymous, memfd or named
  * anonymous (PR_SET_VMA_ANON_NAME) memory. */
 static bool jit_memory(const struct proc_map *m)
@@ -225,13 +225,17 @@ static bool jit_memory(const struct proc_map *m)
 }
 
 /* A frame's function: name (demangled unless turned off) and system name
- * (the symbol as found), both made valid UTF-8. Fallback names like
- * "[libc.so.6]" are not symbols and get no system name. */
+ * (the symbol as found), both made valid UTF-8. A DWARF line that no
+ * function covers (hand-written assembly) has the empty name: pprof then
+ * shows its file:line. */
 static uint32_t frame_function(struct symbolizer *z, const char *raw,
-			       bool symbol, const char *file)
+			       const char *file)
 {
+	bool symbol = raw != NULL;
 	const char *name;
 
+	if (!raw)
+		raw = "";
 	utf8__sanitize((const uint8_t *)raw, strnlen(raw, NAME_MAX_BYTES),
 		       z->raw, sizeof(z->raw));
 	name = z->raw;
@@ -268,10 +272,8 @@ static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
 	int32_t lines[LOCTAB_MAX_LINES];
 	uint64_t vaddr;
 	struct symframe fr[LOCTAB_MAX_LINES];
-	const char *fallback;
 	struct symfile *sf;
 	size_t n = 0, i;
-	char buf[96];
 	bool any_line = false;
 
 	mapping = map_mapping(z, p, m);
@@ -293,16 +295,14 @@ static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
 			z->stats.anon_unnamed++;
 		}
 	}
-	fallback = fallback_name(m, buf, sizeof(buf));
 	if (!n) {
 		z->stats.no_symbol++;
 		if (untrusted(m))
 			z->stats.untrusted++;
-		return named_location(z, mapping, addr, fallback);
+		return unnamed_location(z, mapping, addr);
 	}
 	for (i = 0; i < n; i++) {
-		fns[i] = frame_function(z, fr[i].name ? fr[i].name : fallback,
-					fr[i].name != NULL, fr[i].file);
+		fns[i] = frame_function(z, fr[i].name, fr[i].file);
 		if (!fns[i])
 			return 0;
 		lines[i] = fr[i].line;
@@ -329,7 +329,7 @@ static uint32_t user_location(struct symbolizer *z, struct proc *p,
 		/* Not cached: a later sample may find it after a reload. */
 		z->stats.unmapped++;
 		loc = loctab__find_location(z->lt, 0, addr);
-		return loc ? loc : named_location(z, 0, addr, "[unknown]");
+		return loc ? loc : unnamed_location(z, 0, addr);
 	}
 	loc = mapped_location(z, p, m, addr);
 	if (loc)	/* the maps may have been reread meanwhile */

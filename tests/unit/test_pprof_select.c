@@ -146,10 +146,62 @@ static void test_go_reads_subset(void)
 	CHECK(saw && !warned);
 }
 
+/* has_functions of the mapping with id, as encoded. */
+static bool has_functions(const Perftools__Profiles__Profile *pr, uint64_t id)
+{
+	for (size_t i = 0; i < pr->n_mapping; i++)
+		if (pr->mapping[i]->id == id)
+			return pr->mapping[i]->has_functions;
+	fprintf(stderr, "  mapping %llu not encoded\n", (unsigned long long)id);
+	return false;
+}
+
+/* A mapping says it has functions only when every location of it that
+ * the encoding keeps is named: an address nothing named stays for pprof,
+ * or a server with the binary, to name. */
+static void test_has_functions(void)
+{
+	struct pprof *p = two_services();
+	const int64_t v[2] = { 1, 1000 };
+	struct pprof_label lab = { .key = "service", .str = "beta" };
+	Perftools__Profiles__Profile *pr;
+	uint8_t *buf;
+	size_t len;
+	uint64_t loc;
+
+	/* An unnamed address in beta's mapping (id 2), in beta's sample. */
+	loc = pprof__location(p, 2, 0x2000 + 32, NULL, NULL, 0);
+	CHECK(loc && !pprof__add_sample(p, &loc, 1, v, &lab, 1));
+	CHECK(!pprof__encode(p, &buf, &len));
+	pr = pprof_decode(buf, len);
+	CHECK(pr && pr->n_mapping == 2);
+	CHECK(has_functions(pr, 1) && !has_functions(pr, 2));
+	for (size_t i = 0; i < pr->n_location; i++)
+		if (pr->location[i]->id == loc)
+			CHECK(pr->location[i]->n_line == 0 &&
+			      pr->location[i]->address == 0x2000 + 32);
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+	free(buf);
+
+	/* alpha's subset has no unnamed location; beta's has. */
+	CHECK(!pprof__encode_where(p, "service", "alpha", &buf, &len));
+	pr = pprof_decode(buf, len);
+	CHECK(pr && pr->n_mapping == 1 && has_functions(pr, 1));
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+	free(buf);
+	CHECK(!pprof__encode_where(p, "service", "beta", &buf, &len));
+	pr = pprof_decode(buf, len);
+	CHECK(pr && pr->n_mapping == 1 && !has_functions(pr, 2));
+	perftools__profiles__profile__free_unpacked(pr, NULL);
+	free(buf);
+	pprof__free(p);
+}
+
 int main(void)
 {
 	RUN(test_label_values);
 	RUN(test_encode_where);
 	RUN(test_go_reads_subset);
+	RUN(test_has_functions);
 	CHECK_EXIT();
 }
