@@ -27,6 +27,7 @@
 #include "kernel/sampler.h"
 #include "sym/loctab.h"
 #include "sym/symbolizer.h"
+#include "sym/symfile.h"
 #include "proc/targetfile.h"
 #include "unwind/unwind.h"
 #include "util/clock.h"
@@ -126,6 +127,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 static int setup(struct capture *c, const struct capture_opts *o)
 {
 	struct sample_consumer pc;
+	char err[256];
 
 	c->o = *o;
 	/* Large blocks (perf maps, symbol tables, the window) always from
@@ -137,6 +139,12 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	c->procs = proctable__new();
 	if (c->procs)
 		proctable__set_memory(c->procs, o->max_memory);
+	if (c->procs &&
+	    symcache__set_debuginfod(proctable__symcache(c->procs),
+				     o->debuginfod_urls, err, sizeof(err)))
+		/* Symbols are still read from the host: go on without. */
+		fprintf(stderr, "tagprof: debuginfod: %s; debug files are not "
+			"fetched\n", err);
 	c->lt = loctab__new();
 	c->sym = c->ks && c->lt ? symbolizer__new(c->procs, c->ks, c->lt) :
 		 NULL;
@@ -219,6 +227,7 @@ void capture__poll(struct capture *c, int timeout_ms)
 		timeout_ms = c->next_due_ms;
 	sampler__poll(c->sampler, timeout_ms);
 	c->next_due_ms = ctxwatch__tick(c->cw);
+	symbolizer__name_late(c->sym);
 }
 
 void capture__stop(struct capture *c)
@@ -337,6 +346,8 @@ struct pprof *capture__take(struct capture *c)
 		free(cpu);
 		return NULL;
 	}
+	/* Debug files fetched since the last poll name this window too. */
+	symbolizer__name_late(c->sym);
 	window_stats(c, &sum, cpu);
 	in = comments_in(c, &sum, &c->win);
 	in.per_cpu = cpu;
@@ -347,7 +358,7 @@ struct pprof *capture__take(struct capture *c)
 		.duration_ns = now - c->win_mono_ns,
 		.samples = c->win.samples, .value = c->win_value,
 		.dropped = c->win.dropped, .lost = sum.lost,
-		.malformed = c->win.malformed });
+		.malformed = c->win.malformed, .lt = c->lt });
 	pp = pprofwin__take(c->pw);	/* prepared: not NULL */
 	/* per-CPU counters are cumulative: remember where this window ended */
 	for (int i = 0; i < c->ncpus; i++) {

@@ -43,6 +43,8 @@ struct capture_opts {
 	uint32_t stack_bytes;		/* per stack copy; 0: the default */
 	uint64_t max_memory;		/* the agent's bound, which the caches'
 					 * budgets are shares of; 0: record's */
+	const char *debuginfod_urls;	/* servers to fetch debug files from:
+					 * NULL: DEBUGINFOD_URLS; "": none */
 	int verbose;
 };
 

@@ -102,6 +102,13 @@ static const struct counter_ref debug_info_refs[] = {
 	COUNTER(DEBUGINFO, dwarf_changed),
 	COUNTER_PART(NULL, DEBUGINFO, files),
 	COUNTER(DEBUGINFO, shared),
+	COUNTER_PART("debuginfod", DEBUGINFO, fetch_fetched),
+	COUNTER(DEBUGINFO, fetch_not_found),
+	COUNTER(DEBUGINFO, fetch_timed_out),
+	COUNTER(DEBUGINFO, fetch_refused),
+	COUNTER(DEBUGINFO, fetch_failed),
+	COUNTER(DEBUGINFO, fetch_not_asked),
+	COUNTER(SYMBOLIZER, named_late),
 };
 LINE(debug_info);
 
@@ -193,6 +200,17 @@ static const struct counter_ref ctx_refusals_refs[] = {
 	COUNTER(CTXWATCH, ctx_malformed),
 };
 LINE(ctx_refusals);
+
+static const struct counter_ref debuginfod_refs[] = {
+	COUNTER(DEBUGINFO, fetch_fetched),
+	COUNTER(DEBUGINFO, fetch_not_found),
+	COUNTER(DEBUGINFO, fetch_timed_out),
+	COUNTER(DEBUGINFO, fetch_refused),
+	COUNTER(DEBUGINFO, fetch_failed),
+	COUNTER(DEBUGINFO, fetch_not_asked),
+	COUNTER(SYMBOLIZER, named_late),
+};
+LINE(debuginfod);
 
 static const struct counter_ref thread_context_summary_refs[] = {
 	COUNTER(TP, ctx_read),
@@ -323,6 +341,8 @@ void comments__summary(const struct comments_in *in, FILE *f)
 		fprintf(f, "tagprof: warning: no samples were collected\n");
 	if (comments__perfmaps_unread(&in->v, buf, sizeof(buf)))
 		fprintf(f, "tagprof: JIT perf maps: %s\n", buf);
+	if (counters__sum(&debuginfod, &in->v))
+		summary_line(f, "debuginfod", &debuginfod, &in->v, "");
 	if (counters__sum(&thread_context_summary, &in->v))
 		summary_line(f, "thread context", &thread_context_summary,
 			     &in->v, "");

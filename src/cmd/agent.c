@@ -87,7 +87,7 @@ void agent_usage(FILE *out)
 "                     [-F HZ] [-e EVENT] [--push-url URL] [--push-auth-file FILE]\n"
 "                     [--retain-files N] [--retain-bytes SIZE] [--max-memory SIZE]\n"
 "                     [--no-demangle] [--unwind fp|dwarf|auto] [--stack-bytes N]\n"
-"                     [-v] [--check-config]\n"
+"                     [--debuginfod-urls URLS] [-v] [--check-config]\n"
 "\n"
 "Profiles the whole system continuously. Every window it writes one pprof per\n"
 "service (the process context's service.name, else the executable's name) to\n"
@@ -115,6 +115,9 @@ void agent_usage(FILE *out)
 "  --unwind MODE         user stacks: fp, dwarf or auto (default), as for record\n"
 "  --stack-bytes N       user stack copied per sample for CFI (default 8192,\n"
 "                        at most 16384)\n"
+"  --debuginfod-urls URLS debuginfod servers to fetch missing debug files\n"
+"                        from, space-separated (default: $DEBUGINFOD_URLS;\n"
+"                        none: no fetching)\n"
 "  -v, --verbose         a line per window; more with -vv\n"
 "  --check-config        print the settings that would be used, and exit\n"
 "  -h, --help            this help\n", DEFAULT_CONFIG);
@@ -138,6 +141,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 		{ "no-demangle", no_argument, NULL, 'N' },
 		{ "unwind", required_argument, NULL, 'W' },
 		{ "stack-bytes", required_argument, NULL, 'S' },
+		{ "debuginfod-urls", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -234,12 +238,14 @@ static void print_config(const struct agent_config *c)
 	       "\nevent = %s\npush-url = %s\npush-auth-file = %s\n"
 	       "retain-files = %" PRIu64 "\nretain-bytes = %" PRIu64
 	       "\nmax-memory = %" PRIu64 "\nverbose = %d\nunwind = %s\n"
-	       "stack-bytes = %u\n", c->output_dir,
+	       "stack-bytes = %u\ndebuginfod-urls = %s\n", c->output_dir,
 	       c->window_s, c->freq, c->event,
 	       c->push_url ? c->push_url : "none",
 	       c->push_auth_file ? c->push_auth_file : "none", c->retain_files,
 	       c->retain_bytes, c->max_memory, c->verbose,
-	       unwind_mode__name(c->unwind), c->stack_bytes);
+	       unwind_mode__name(c->unwind), c->stack_bytes,
+	       !c->debuginfod_urls ? "(DEBUGINFOD_URLS)" :
+	       *c->debuginfod_urls ? c->debuginfod_urls : "none");
 }
 
 static int choose_event(struct agent *a)
@@ -266,6 +272,7 @@ static int start_capture(struct agent *a)
 	co.unwind = a->cfg.unwind;
 	co.stack_bytes = a->cfg.stack_bytes;
 	co.max_memory = a->cfg.max_memory;
+	co.debuginfod_urls = a->cfg.debuginfod_urls;
 	co.verbose = a->cfg.verbose > 1 ? a->cfg.verbose - 1 : 0;
 	a->cap = capture__start(&co, err, sizeof(err));
 	if (!a->cap) {
@@ -474,6 +481,12 @@ static void end_window(struct agent *a)
 	malloc_trim(0);
 }
 
+/* Equal strings, or both NULL. */
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
 /* SIGHUP: new settings; the sampler restarts only if its own changed. */
 static void reload(struct agent *a)
 {
@@ -487,7 +500,8 @@ static void reload(struct agent *a)
 	resample = fresh.freq != a->cfg.freq ||
 		   strcmp(fresh.event, a->cfg.event) ||
 		   fresh.unwind != a->cfg.unwind ||
-		   fresh.stack_bytes != a->cfg.stack_bytes;
+		   fresh.stack_bytes != a->cfg.stack_bytes ||
+		   !same_str(fresh.debuginfod_urls, a->cfg.debuginfod_urls);
 	if (resample)
 		end_window(a);
 	push__stop(a->push, STOP_PUSH_MS);

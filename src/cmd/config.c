@@ -397,6 +397,28 @@ static int config__set_stack_bytes(struct agent_config *c, const char *v,
 	return 0;
 }
 
+/* Space-separated server URLs, as DEBUGINFOD_URLS has them; "none" or
+ * empty: no servers, whatever the environment says. */
+static int config__set_debuginfod_urls(struct agent_config *c, const char *v,
+				       const struct config_where *w)
+{
+	const char *p = v;
+	size_t n;
+
+	if (config__is_clear(v))
+		return config__replace(&c->debuginfod_urls, "", w);
+	while (*(p += strspn(p, " "))) {
+		n = strcspn(p, " ");
+		if (!(n > 7 && !strncasecmp(p, "http://", 7)) &&
+		    !(n > 8 && !strncasecmp(p, "https://", 8)))
+			return config__bad_value(w, v,
+				    "must be URLs starting with http:// or "
+				    "https://, separated by spaces, or none");
+		p += n;
+	}
+	return config__replace(&c->debuginfod_urls, v, w);
+}
+
 static const struct config_key config__keys[] = {
 	{ "output-dir", config__set_output_dir, false },
 	{ "window", config__set_window, false },
@@ -410,6 +432,7 @@ static const struct config_key config__keys[] = {
 	{ "verbose", config__set_verbose, false },
 	{ "unwind", config__set_unwind, false },
 	{ "stack-bytes", config__set_stack_bytes, false },
+	{ "debuginfod-urls", config__set_debuginfod_urls, true },
 };
 
 #define CONFIG_NKEYS (sizeof(config__keys) / sizeof(config__keys[0]))
@@ -425,7 +448,7 @@ static const struct config_key *config__find_key(const char *name)
 	return NULL;
 }
 
-#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes)"
+#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes, debuginfod-urls)"
 
 /* The key is shown for a flag only, as values are (see config__vfail). */
 static int config__unknown_key(const struct config_where *w, const char *key)
@@ -495,8 +518,9 @@ int config__copy(struct agent_config *dst, const struct agent_config *src)
 	*dst = *src;
 	/* Clear first so a failure frees only our copies, never src's. */
 	dst->output_dir = dst->event = NULL;
-	dst->push_url = dst->push_auth_file = NULL;
+	dst->push_url = dst->push_auth_file = dst->debuginfod_urls = NULL;
 	if (config__dup_field(&dst->output_dir, src->output_dir) ||
+	    config__dup_field(&dst->debuginfod_urls, src->debuginfod_urls) ||
 	    config__dup_field(&dst->event, src->event) ||
 	    config__dup_field(&dst->push_url, src->push_url) ||
 	    config__dup_field(&dst->push_auth_file, src->push_auth_file)) {
@@ -514,8 +538,9 @@ void config__free(struct agent_config *c)
 	free(c->event);
 	free(c->push_url);
 	free(c->push_auth_file);
+	free(c->debuginfod_urls);
 	c->output_dir = c->event = NULL;
-	c->push_url = c->push_auth_file = NULL;
+	c->push_url = c->push_auth_file = c->debuginfod_urls = NULL;
 }
 
 int config__set(struct agent_config *c, const char *key, const char *value,

@@ -13,6 +13,7 @@ struct agent_config {
 	char *event;		/* -e, default "auto" */
 	char *push_url;		/* Pyroscope-compatible server, or NULL */
 	char *push_auth_file;	/* bearer token or user:password, or NULL */
+	char *debuginfod_urls;	/* NULL: $DEBUGINFOD_URLS; "": none */
 	uint64_t retain_files;	/* 0 = no limit; default 1440 */
 	uint64_t retain_bytes;	/* 0 = no limit; default 1 GiB */
 	uint64_t max_memory;	/* bytes; default 64 MiB */

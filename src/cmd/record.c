@@ -53,6 +53,7 @@ struct record_opts {
 	bool no_demangle;	/* --no-demangle */
 	int unwind;		/* --unwind: enum tp_unwind_mode */
 	uint32_t stack_bytes;	/* --stack-bytes; 0 = default */
+	const char *debuginfod;	/* --debuginfod URLS; NULL: the environment */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -65,7 +66,8 @@ void record_usage(FILE *out)
 "                      [-d SECONDS] [-o FILE] [-v] [--cgroup PATH] [--idle]\n"
 "                      [--label KEY=VALUE] [--tag FIELD=NAME] [--until-exit PID]\n"
 "                      [--no-demangle] [--unwind fp|dwarf|auto]\n"
-"                      [--stack-bytes N] [-- COMMAND [ARGS...]]\n"
+"                      [--stack-bytes N] [--debuginfod URLS]\n"
+"                      [-- COMMAND [ARGS...]]\n"
 "\n"
 "Samples CPUs with BPF and writes a gzipped pprof with symbolized user and\n"
 "kernel stacks, labelled with process, thread_name, pid, tid and cpu.\n"
@@ -98,6 +100,10 @@ void record_usage(FILE *out)
 "                        frame pointers, CFI for processes that need it)\n"
 "      --stack-bytes N   user stack copied per sample for CFI (default %d,\n"
 "                        at most %d)\n"
+"      --debuginfod URLS fetch the debug files of stripped binaries that the\n"
+"                        host lacks from these debuginfod servers (space-\n"
+"                        separated; default: $DEBUGINFOD_URLS; '' for none),\n"
+"                        in the background: frames named once a file comes\n"
 "      --no-demangle     keep C++ and Rust function names as the symbols\n"
 "                        are (mangled)\n"
 "  -v, --verbose         more detail; -vv adds libbpf debug output\n"
@@ -237,6 +243,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "unwind", required_argument, NULL, 'W' },
 		{ "stack-bytes", required_argument, NULL, 'S' },
+		{ "debuginfod", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -329,6 +336,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return 2;
 			}
 			o->stack_bytes = unwind_mode__stack_bytes(v64);
+			break;
+		case 'D':
+			o->debuginfod = optarg;
 			break;
 		case 'h':
 			record_usage(stdout);
@@ -518,6 +528,7 @@ static void fill_capture_opts(const struct record_opts *o,
 	co->verbose = o->verbose;
 	co->unwind = o->unwind;
 	co->stack_bytes = o->stack_bytes;
+	co->debuginfod_urls = o->debuginfod;
 }
 
 static int run(struct record_opts *o)

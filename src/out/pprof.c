@@ -397,13 +397,61 @@ uint64_t pprof__find_location(const struct pprof *p, uint64_t mapping_id,
 	return table_find(&p->locations, key, sizeof(key));
 }
 
+/* A location record of nlines lines in the scratch buffer; NULL on
+ * ENOMEM. */
+static uint64_t *location_record(struct pprof *p, uint64_t mapping_id,
+				 uint64_t address,
+				 const uint64_t *function_ids,
+				 const int64_t *lines, size_t nlines)
+{
+	uint64_t *rec;
+
+	if (nlines > (SIZE_MAX / sizeof(*rec) - LOC_HDR_WORDS) / 2 ||
+	    scratch_reserve(p, LOC_HDR_WORDS + 2 * nlines))
+		return NULL;
+	rec = p->scratch;
+	rec[0] = mapping_id;
+	rec[1] = address;
+	rec[2] = nlines;
+	for (size_t i = 0; i < nlines; i++) {
+		rec[LOC_HDR_WORDS + 2 * i] = function_ids[i];
+		rec[LOC_HDR_WORDS + 2 * i + 1] = lines ? (uint64_t)lines[i] : 0;
+	}
+	return rec;
+}
+
+int pprof__location_name(struct pprof *p, uint64_t id,
+			 const uint64_t *function_ids, const int64_t *lines,
+			 size_t nlines)
+{
+	const uint64_t *old;
+	uint64_t *rec;
+	void *copy;
+
+	if (!id || id > p->locations.n || !nlines || !function_ids)
+		return -EINVAL;
+	old = p->locations.recs[id - 1];
+	if (old[2])
+		return -EEXIST;
+	rec = location_record(p, old[0], old[1], function_ids, lines, nlines);
+	copy = rec ? arena_alloc(&p->arena,
+				 (LOC_HDR_WORDS + 2 * nlines) * sizeof(*rec)) :
+		     NULL;
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, rec, (LOC_HDR_WORDS + 2 * nlines) * sizeof(*rec));
+	/* The index keeps borrowing the old record's key, which is the
+	 * same and stays in the arena. */
+	p->locations.recs[id - 1] = copy;
+	return 0;
+}
+
 uint64_t pprof__location(struct pprof *p, uint64_t mapping_id,
 			 uint64_t address, const uint64_t *function_ids,
 			 const int64_t *lines, size_t nlines)
 {
 	uint64_t id = pprof__find_location(p, mapping_id, address);
 	uint64_t *rec;
-	size_t i;
 
 	if (id)
 		return id;
@@ -411,17 +459,10 @@ uint64_t pprof__location(struct pprof *p, uint64_t mapping_id,
 		errno = EINVAL;
 		return 0;
 	}
-	if (nlines > (SIZE_MAX / sizeof(*rec) - LOC_HDR_WORDS) / 2 ||
-	    scratch_reserve(p, LOC_HDR_WORDS + 2 * nlines))
+	rec = location_record(p, mapping_id, address, function_ids, lines,
+			      nlines);
+	if (!rec)
 		goto cleanup;
-	rec = p->scratch;
-	rec[0] = mapping_id;
-	rec[1] = address;
-	rec[2] = nlines;
-	for (i = 0; i < nlines; i++) {
-		rec[LOC_HDR_WORDS + 2 * i] = function_ids[i];
-		rec[LOC_HDR_WORDS + 2 * i + 1] = lines ? (uint64_t)lines[i] : 0;
-	}
 	id = table_add(p, &p->locations, rec,
 		       (LOC_HDR_WORDS + 2 * nlines) * sizeof(*rec),
 		       LOC_KEY_WORDS * sizeof(*rec));

@@ -62,6 +62,13 @@ uint64_t pprof__location(struct pprof *p, uint64_t mapping_id,
 			 uint64_t address, const uint64_t *function_ids,
 			 const int64_t *lines, size_t nlines);
 
+/* Gives location id, added with no lines, its nlines (> 0) lines: its
+ * address was named later. The id, and the samples using it, stay.
+ * 0, -EEXIST (it has lines), -EINVAL or -ENOMEM. */
+int pprof__location_name(struct pprof *p, uint64_t id,
+			 const uint64_t *function_ids, const int64_t *lines,
+			 size_t nlines);
+
 /* Adds values[ntypes] to the sample with these locations (leaf first) and
  * this label set, creating it if needed. Label order does not matter for
  * aggregation. Returns 0 or -ENOMEM. */

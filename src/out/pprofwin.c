@@ -21,6 +21,7 @@ struct pprofwin {
 	/* pprof ids by loctab id, for this window */
 	struct loctab_cache maps, fns, locs;
 	size_t nmaps;			/* loctab mappings interned */
+	size_t nnamed;			/* loctab__named_late ids applied */
 };
 
 static struct pprof *new_pprof(const struct pprofwin_opts *o)
@@ -40,6 +41,7 @@ static void forget_ids(struct pprofwin *w)
 	loctab__cache_clear(&w->fns);
 	loctab__cache_clear(&w->locs);
 	w->nmaps = 0;
+	w->nnamed = 0;
 }
 
 struct pprofwin *pprofwin__new(const struct pprofwin_opts *o)
@@ -107,10 +109,26 @@ static void mapping_info(struct pprofwin *w, const struct loctab *lt,
 					m->has_inline_frames);
 }
 
+/* The pprof function ids and lines of location l into fns and lines;
+ * false on ENOMEM. */
+static bool location_lines(struct pprofwin *w, const struct loctab *lt,
+			   const struct loctab_location *l, uint64_t *fns,
+			   int64_t *lines)
+{
+	const struct loctab_line *ln = loctab__lines(lt, l);
+
+	for (uint32_t i = 0; i < l->nlines; i++) {
+		fns[i] = function(w, lt, ln[i].function);
+		if (!fns[i])
+			return false;
+		lines[i] = ln[i].line;
+	}
+	return true;
+}
+
 static uint64_t new_location(struct pprofwin *w, const struct loctab *lt,
 			     const struct loctab_location *l)
 {
-	const struct loctab_line *ln = loctab__lines(lt, l);
 	uint64_t mapping = 0, fns[LOCTAB_MAX_LINES];
 	int64_t lines[LOCTAB_MAX_LINES];
 
@@ -120,14 +138,37 @@ static uint64_t new_location(struct pprofwin *w, const struct loctab *lt,
 			return 0;
 		mapping_info(w, lt, l->mapping, mapping);
 	}
-	for (uint32_t i = 0; i < l->nlines; i++) {
-		fns[i] = function(w, lt, ln[i].function);
-		if (!fns[i])
-			return 0;
-		lines[i] = ln[i].line;
-	}
+	if (!location_lines(w, lt, l, fns, lines))
+		return 0;
 	return pprof__location(w->pp, mapping, l->address, fns, lines,
 			       l->nlines);
+}
+
+/* Names the window's locations the loctab named late, when their debug
+ * file came: samples already hold their ids. */
+static void name_late(struct pprofwin *w, const struct loctab *lt)
+{
+	uint64_t id, fns[LOCTAB_MAX_LINES];
+	int64_t lines[LOCTAB_MAX_LINES];
+	const struct loctab_location *l;
+	const uint32_t *named;
+	size_t n;
+
+	/* No sample of this loctab came: nothing of it is interned. */
+	if (!lt || w->locs.gen != loctab__generation(lt))
+		return;
+	named = loctab__named_late(lt, &n);
+	for (; w->nnamed < n; w->nnamed++) {
+		id = loctab__cache_get(&w->locs, named[w->nnamed]);
+		if (!id)
+			continue;	/* interned, if ever, with its lines */
+		l = loctab__location_at(lt, named[w->nnamed]);
+		if (l->mapping)
+			mapping_info(w, lt, l->mapping,
+				     loctab__cache_get(&w->maps, l->mapping));
+		if (location_lines(w, lt, l, fns, lines))
+			pprof__location_name(w->pp, id, fns, lines, l->nlines);
+	}
 }
 
 /* Out of line: the loop over a sample's frames, which rarely gets here,
@@ -200,6 +241,7 @@ void pprofwin__close(struct pprofwin *w, const struct window_end *e)
 	uint64_t period = e->samples ? e->value / e->samples :
 			  (uint64_t)w->o.period;
 
+	name_late(w, e->lt);
 	add_lost(w, e->dropped, period, ~0ull - 2,
 		 "[dropped: the profiler was over its memory limit]");
 	add_lost(w, e->lost, period, ~0ull - 1,

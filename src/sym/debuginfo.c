@@ -270,7 +270,6 @@ struct elfsym *debuginfo__find(const struct debug_target *t, char **path,
 		*in_debug_dir = s.found_follow;
 		return s.found;
 	}
-	st->debug_missing++;
 	return NULL;
 }
 

@@ -36,7 +36,7 @@ struct elfsym;
 	/* debug files found by build ID, and by .gnu_debuglink */	\
 	X(debug_by_build_id, "debug files by build ID")			\
 	X(debug_by_link, "by debuglink")				\
-	/* stripped, and no debug file found */				\
+	/* stripped (no .symtab), and no debug file found */		\
 	X(debug_missing, "stripped binaries without")			\
 	/* refused: CRC-32 differs, another build's, unreadable or	\
 	 * truncated */							\
@@ -55,7 +55,15 @@ struct elfsym;
 	X(dwarf_external, "DWARF naming another file")			\
 	/* files with a symbol table left out for its size */		\
 	X(symbols_over_budget, "files with symbol tables over the "	\
-	  "memory budget")
+	  "memory budget")						\
+	/* debug files asked of debuginfod servers (debuginfod.h) */	\
+	X(fetch_fetched, "fetched")					\
+	X(fetch_not_found, "not found")					\
+	X(fetch_timed_out, "timed out")					\
+	X(fetch_refused, "refused (another build, too big or not a "	\
+	  "debug file)")						\
+	X(fetch_failed, "failed (server unreachable or error)")		\
+	X(fetch_not_asked, "not asked (too many)")
 
 struct debuginfo_stats {
 	DEBUGINFO_COUNTERS(COUNTER_FIELD)

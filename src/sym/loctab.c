@@ -36,6 +36,8 @@ struct loctab {
 	struct entries maps, fns, locs;
 	struct loctab_line *lines;
 	size_t nlines, lines_cap;
+	uint32_t *named_late;		/* loctab__name_location's ids */
+	size_t nnamed_late, named_late_cap;
 };
 
 #define MAPPING_KEY offsetof(struct loctab_mapping, has_filenames)
@@ -186,6 +188,7 @@ static void free_entries(struct loctab *t)
 	entries_free(&t->fns);
 	entries_free(&t->locs);
 	free(t->lines);
+	free(t->named_late);
 }
 
 void loctab__free(struct loctab *t)
@@ -251,6 +254,20 @@ uint32_t loctab__function(struct loctab *t, const char *name,
 	return id ? id : add(&t->fns, &f);
 }
 
+/* Appends n lines to the table's; their index in *first. */
+static int add_lines(struct loctab *t, const uint32_t *functions,
+		     const int32_t *lines, size_t n, uint32_t *first)
+{
+	if (n > LOCTAB_MAX_LINES ||
+	    grow(&t->lines, &t->lines_cap, t->nlines + n, sizeof(*t->lines)))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		t->lines[t->nlines + i] = (struct loctab_line){
+			functions[i], lines ? lines[i] : 0 };
+	*first = t->nlines;
+	return 0;
+}
+
 uint32_t loctab__find_location(const struct loctab *t, uint32_t mapping,
 			       uint64_t address)
 {
@@ -268,16 +285,41 @@ uint32_t loctab__location(struct loctab *t, uint32_t mapping,
 
 	if (id)
 		return id;
-	if (n > LOCTAB_MAX_LINES ||
-	    grow(&t->lines, &t->lines_cap, t->nlines + n, sizeof(*t->lines)))
+	if (add_lines(t, functions, lines, n, &l.first_line))
 		return 0;
-	for (size_t i = 0; i < n; i++)
-		t->lines[t->nlines + i] = (struct loctab_line){
-			functions[i], lines ? lines[i] : 0 };
 	id = add(&t->locs, &l);
 	if (id)
 		t->nlines += n;
 	return id;
+}
+
+int loctab__name_location(struct loctab *t, uint32_t id,
+			  const uint32_t *functions, const int32_t *lines,
+			  size_t n)
+{
+	struct loctab_location *l;
+	uint32_t first;
+
+	if (!id || id > t->locs.n || !n)
+		return -EINVAL;
+	l = (struct loctab_location *)t->locs.recs + id - 1;
+	if (l->nlines)
+		return -EEXIST;
+	if (grow(&t->named_late, &t->named_late_cap, t->nnamed_late + 1,
+		 sizeof(*t->named_late)) ||
+	    add_lines(t, functions, lines, n, &first))
+		return -ENOMEM;
+	t->nlines += n;
+	l->first_line = first;
+	l->nlines = n;
+	t->named_late[t->nnamed_late++] = id;
+	return 0;
+}
+
+const uint32_t *loctab__named_late(const struct loctab *t, size_t *n)
+{
+	*n = t->nnamed_late;
+	return t->named_late;
 }
 
 const struct loctab_mapping *loctab__mapping_at(const struct loctab *t,

@@ -86,6 +86,18 @@ uint32_t loctab__location(struct loctab *t, uint32_t mapping,
 			  uint64_t address, const uint32_t *functions,
 			  const int32_t *lines, size_t n);
 
+/* Gives location id, which has no lines (nothing named it when it was
+ * added), its n lines, 1 to LOCTAB_MAX_LINES: its binary's debug file
+ * came later. Its id stays; consumers that copied the location find it
+ * in loctab__named_late. 0, -EEXIST (it has lines), -EINVAL or -ENOMEM. */
+int loctab__name_location(struct loctab *t, uint32_t id,
+			  const uint32_t *functions, const int32_t *lines,
+			  size_t n);
+
+/* The ids loctab__name_location named in this generation, in order, n of
+ * them: a consumer remembers how many it has seen. */
+const uint32_t *loctab__named_late(const struct loctab *t, size_t *n);
+
 /* Entries by id, which must be valid (1..count). Pointers are valid until
  * the next call that adds to the table. */
 const struct loctab_mapping *loctab__mapping_at(const struct loctab *t,

@@ -35,6 +35,7 @@ struct symbolizer {
 	uint32_t kernel_mapping;	/* loctab id, for kernel_gen */
 	uint64_t kernel_gen;
 	bool demangle;
+	uint64_t debug_gen;		/* the symcache's, named late up to */
 	struct symbolizer_stats stats;
 	struct frame_slot *cache;	/* 1 << FRAME_CACHE_BITS slots */
 	/* one frame's strings while its function is made */
@@ -264,43 +265,22 @@ static bool untrusted(const struct proc_map *m)
 	       b->load_err == EINVAL;
 }
 
-/* The location of an address in mapping m of process p. */
-static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
-				struct proc_map *m, uint64_t addr)
+/* The frames of addr, an address of mapping in symbol file sf (mapped
+ * there as m maps it, at its runtime start and file offset), as function
+ * ids and lines in fns and lines; returns how many, 0 when nothing names
+ * it (or on ENOMEM). */
+static size_t name_frames(struct symbolizer *z, struct symfile *sf,
+			  uint32_t mapping, uint64_t start, uint64_t offset,
+			  uint64_t addr, uint32_t *fns, int32_t *lines)
 {
-	uint32_t mapping, loc, fns[LOCTAB_MAX_LINES];
-	int32_t lines[LOCTAB_MAX_LINES];
-	uint64_t vaddr;
 	struct symframe fr[LOCTAB_MAX_LINES];
-	struct symfile *sf;
-	size_t n = 0, i;
 	bool any_line = false;
+	uint64_t vaddr;
+	size_t n = 0, i;
 
-	mapping = map_mapping(z, p, m);
-	loc = loctab__find_location(z->lt, mapping, addr);
-	if (loc)
-		return loc;
-	sf = m->bin ? proctable__map_symfile(z->procs, p, m) : NULL;
-	if (sf && !symfile__offset_to_vaddr(sf, addr - m->start + m->offset,
-					    &vaddr))
+	if (sf && !symfile__offset_to_vaddr(sf, addr - start + offset, &vaddr))
 		n = symfile__lookup(proctable__symcache(z->procs), sf, vaddr, fr,
 				    LOCTAB_MAX_LINES);
-	if (!n && jit_memory(m)) {
-		fr[0] = (struct symframe){
-			proctable__jit_name(z->procs, p, addr), NULL, 0 };
-		if (fr[0].name) {
-			n = 1;
-			z->stats.jit_named++;
-		} else if (m->anon_exec) {
-			z->stats.anon_unnamed++;
-		}
-	}
-	if (!n) {
-		z->stats.no_symbol++;
-		if (untrusted(m))
-			z->stats.untrusted++;
-		return unnamed_location(z, mapping, addr);
-	}
 	for (i = 0; i < n; i++) {
 		fns[i] = frame_function(z, fr[i].name, fr[i].file);
 		if (!fns[i])
@@ -312,8 +292,72 @@ static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
 		z->stats.with_lines++;
 		loctab__mapping_set_info(z->lt, mapping, true, true, true);
 	}
-	z->stats.inlined += n - 1;
+	if (n)
+		z->stats.inlined += n - 1;
+	return n;
+}
+
+/* The location of an address in mapping m of process p. */
+static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
+				struct proc_map *m, uint64_t addr)
+{
+	uint32_t mapping, loc, fns[LOCTAB_MAX_LINES];
+	int32_t lines[LOCTAB_MAX_LINES];
+	struct symfile *sf;
+	const char *jit;
+	size_t n;
+
+	mapping = map_mapping(z, p, m);
+	loc = loctab__find_location(z->lt, mapping, addr);
+	if (loc)
+		return loc;
+	sf = m->bin ? proctable__map_symfile(z->procs, p, m) : NULL;
+	n = name_frames(z, sf, mapping, m->start, m->offset, addr, fns, lines);
+	if (!n && jit_memory(m)) {
+		jit = proctable__jit_name(z->procs, p, addr);
+		if (jit) {
+			fns[0] = frame_function(z, jit, NULL);
+			lines[0] = 0;
+			n = fns[0] ? 1 : 0;
+			z->stats.jit_named++;
+		} else if (m->anon_exec) {
+			z->stats.anon_unnamed++;
+		}
+	}
+	if (!n) {
+		z->stats.no_symbol++;
+		if (untrusted(m))
+			z->stats.untrusted++;
+		return unnamed_location(z, mapping, addr);
+	}
 	return loctab__location(z->lt, mapping, addr, fns, lines, n);
+}
+
+void symbolizer__name_late(struct symbolizer *z)
+{
+	struct symcache *c = proctable__symcache(z->procs);
+	uint32_t fns[LOCTAB_MAX_LINES];
+	int32_t lines[LOCTAB_MAX_LINES];
+	const struct loctab_location *l;
+	const struct loctab_mapping *m;
+	size_t n, nlocs;
+
+	symcache__collect(c);
+	if (z->debug_gen == symcache__debug_gen(c))
+		return;
+	z->debug_gen = symcache__debug_gen(c);
+	follow_loctab(z);
+	nlocs = loctab__nlocations(z->lt);
+	for (uint32_t id = 1; id <= nlocs; id++) {
+		l = loctab__location_at(z->lt, id);
+		if (l->nlines || !l->mapping)
+			continue;
+		m = loctab__mapping_at(z->lt, l->mapping);
+		n = name_frames(z, symcache__find(c, m->build_id), l->mapping,
+				m->start, m->offset, l->address, fns, lines);
+		if (n && !loctab__name_location(z->lt, id, fns, lines, n))
+			z->stats.named_late++;
+	}
 }
 
 static uint32_t user_location(struct symbolizer *z, struct proc *p,

@@ -34,7 +34,9 @@ struct ksymbolizer;
 	/* anonymous code no perf map names */				\
 	X(anon_unnamed, "anonymous unnamed")				\
 	/* in binaries replaced on disk or corrupt */			\
-	X(untrusted, "locations in them unsymbolized")
+	X(untrusted, "locations in them unsymbolized")			\
+	/* unnamed locations named when a debug file came later */	\
+	X(named_late, "named when their debug file came")
 
 struct symbolizer_stats {
 	SYMBOLIZER_COUNTERS(COUNTER_FIELD)
@@ -62,6 +64,11 @@ void symbolizer__free(struct symbolizer *z);	/* accepts NULL */
 size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
 			 const uint64_t *user, size_t nu,
 			 const uint64_t *kern, size_t nk, uint32_t *locs);
+
+/* Gives the symbol cache the debug files fetched meanwhile (never
+ * waiting), and, when one came, names the unnamed locations of the
+ * current window that it covers (loctab__name_location). */
+void symbolizer__name_late(struct symbolizer *z);
 
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *z);
 

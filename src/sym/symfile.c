@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "sym/debuginfod.h"
 #include "sym/elfsym.h"
 #include "util/hashmap.h"
 #include "sym/symfile.h"
@@ -40,6 +41,8 @@ struct symcache {
 	bool budget_set;		/* by TAGPROF_DWARF_MAX_MB */
 	uint64_t dw_bytes;
 	size_t dw_open;
+	struct debuginfod *fetch;	/* NULL: no servers */
+	uint64_t debug_gen;		/* debug files attached late */
 };
 
 struct symcache *symcache__new(struct debuginfo_stats *stats)
@@ -112,10 +115,56 @@ void symcache__free(struct symcache *c)
 
 	if (!c)
 		return;
+	/* The worker first: a debug file it hands over is freed with it. */
+	debuginfod__free(c->fetch);
 	while (hashmap__next(c->files, &it, NULL, NULL, &v))
 		symfile_free(c, (struct symfile *)(uintptr_t)v);
 	hashmap__free(c->files);
 	free(c);
+}
+
+int symcache__set_debuginfod(struct symcache *c, const char *urls, char *err,
+			     size_t errlen)
+{
+	if (!debuginfod__urls(urls))
+		return 0;
+	c->fetch = debuginfod__new(debuginfod__urls(urls), c->sym_max, err,
+				   errlen);
+	return c->fetch ? 0 : -1;
+}
+
+/* Takes the debug file dbg, found at path, for sf: its symbols when sf is
+ * stripped, its DWARF when sf has none. Owns dbg and path. follow: path
+ * is in a host debug directory (debuginfo.h). */
+static void use_debug_file(struct symfile *sf, struct elfsym *dbg, char *path,
+			   bool follow)
+{
+	if (!elfsym__has_dwarf(sf->bin) && elfsym__has_dwarf(dbg)) {
+		free(sf->dwarf_path);
+		sf->dwarf_path = path;
+		path = NULL;
+		sf->dwarf_follow = follow;
+		sf->dw_failed = false;
+		elfsym__file_id(dbg, &sf->dwarf_dev, &sf->dwarf_ino);
+	}
+	free(path);
+	/* Symbols of the debug file only matter for a stripped binary. */
+	if (elfsym__has_symtab(sf->bin) && elfsym__count(sf->bin)) {
+		elfsym__free(dbg);
+		return;
+	}
+	elfsym__free(sf->dbg);
+	sf->dbg = dbg;
+}
+
+/* Asks the servers for the debug file of build ID id, counting what could
+ * not even be asked. */
+static void ask_server(struct symcache *c, const char *id)
+{
+	int err = debuginfod__request(c->fetch, id);
+
+	if (err && err != -EEXIST)
+		c->st->fetch_not_asked++;
 }
 
 /* Loads the binary, finds its debug file when it lacks a symbol table or
@@ -125,6 +174,7 @@ static struct symfile *symfile_load(struct symcache *c,
 {
 	struct symfile *sf = calloc(1, sizeof(*sf));
 	struct debug_target t = { 0 };
+	struct elfsym *dbg;
 	char *dbg_path = NULL;
 	bool dbg_follow = false;
 	const char *id;
@@ -143,6 +193,14 @@ static struct symfile *symfile_load(struct symcache *c,
 		errno = ESTALE;
 		goto fail;
 	}
+	/* DWARF is opened when first needed: by path again, and only if it
+	 * is still the file read now. */
+	if (elfsym__has_dwarf(sf->bin)) {
+		sf->dwarf_path = strdup(src->path);
+		elfsym__file_id(sf->bin, &sf->dwarf_dev, &sf->dwarf_ino);
+		if (!sf->dwarf_path)
+			sf->dw_failed = true;
+	}
 	if (!elfsym__has_symtab(sf->bin) || !elfsym__has_dwarf(sf->bin)) {
 		t.root = src->root;
 		t.path = src->orig_path;
@@ -151,30 +209,15 @@ static struct symfile *symfile_load(struct symcache *c,
 		t.dev = src->dev;
 		t.ino = src->ino;
 		t.sym_max = c->sym_max;
-		sf->dbg = debuginfo__find(&t, &dbg_path, &dbg_follow, c->st);
-		if (!sf->dbg && !elfsym__has_symtab(sf->bin))
+		dbg = debuginfo__find(&t, &dbg_path, &dbg_follow, c->st);
+		if (dbg)
+			use_debug_file(sf, dbg, dbg_path, dbg_follow);
+		else if (id && c->fetch)
+			/* In the background; symcache__collect takes it. */
+			ask_server(c, id);
+		if (!dbg && !elfsym__has_symtab(sf->bin))
 			c->st->debug_missing++;
 	}
-	/* DWARF is opened when first needed: by path again, and only if it
-	 * is still the file read now. */
-	if (elfsym__has_dwarf(sf->bin)) {
-		sf->dwarf_path = strdup(src->path);
-		elfsym__file_id(sf->bin, &sf->dwarf_dev, &sf->dwarf_ino);
-		if (!sf->dwarf_path)
-			sf->dw_failed = true;
-	} else if (sf->dbg && elfsym__has_dwarf(sf->dbg)) {
-		sf->dwarf_path = dbg_path;
-		sf->dwarf_follow = dbg_follow;
-		dbg_path = NULL;
-		elfsym__file_id(sf->dbg, &sf->dwarf_dev, &sf->dwarf_ino);
-	}
-	/* Symbols of the debug file only matter for a stripped binary. */
-	if (sf->dbg && elfsym__has_symtab(sf->bin) &&
-	    elfsym__count(sf->bin)) {
-		elfsym__free(sf->dbg);
-		sf->dbg = NULL;
-	}
-	free(dbg_path);
 	if (elfsym__over_budget(sf->bin) || elfsym__over_budget(sf->dbg))
 		c->st->symbols_over_budget++;
 	c->st->files++;
@@ -285,6 +328,76 @@ void symcache__sweep(struct symcache *c)
 	}
 	free(keys);
 	free(lens);
+}
+
+/* Counts how a fetch ended. */
+static void count_outcome(struct debuginfo_stats *st,
+			  enum debuginfod_outcome o)
+{
+	switch (o) {
+	case DEBUGINFOD_FETCHED:
+		st->fetch_fetched++;
+		break;
+	case DEBUGINFOD_NOT_FOUND:
+		st->fetch_not_found++;
+		break;
+	case DEBUGINFOD_TIMED_OUT:
+		st->fetch_timed_out++;
+		break;
+	case DEBUGINFOD_REFUSED:
+		st->fetch_refused++;
+		break;
+	case DEBUGINFOD_FAILED:
+		st->fetch_failed++;
+		break;
+	case DEBUGINFOD_ABANDONED:
+		break;
+	}
+}
+
+/* The cached file of build ID id, or NULL. */
+static struct symfile *find_build_id(const struct symcache *c, const char *id)
+{
+	char key[DEBUGINFOD_ID_MAX + 8];
+	uint64_t v;
+	int n = snprintf(key, sizeof(key), "id:%s", id);
+
+	if (n < 0 || (size_t)n >= sizeof(key) ||
+	    !hashmap__get(c->files, key, n, &v))
+		return NULL;
+	return (struct symfile *)(uintptr_t)v;
+}
+
+size_t symcache__collect(struct symcache *c)
+{
+	struct debuginfod_result r;
+	struct symfile *sf;
+	size_t n = 0;
+
+	while (c->fetch && debuginfod__take(c->fetch, &r)) {
+		count_outcome(c->st, r.outcome);
+		sf = r.syms ? find_build_id(c, r.build_id) : NULL;
+		/* Swept meanwhile, or named another way since. */
+		if (sf && !symfile__has_debug_file(sf)) {
+			use_debug_file(sf, r.syms, r.path, false);
+			r.syms = NULL;
+			r.path = NULL;
+			n++;
+		}
+		debuginfod_result__free(&r);
+	}
+	c->debug_gen += n;
+	return n;
+}
+
+uint64_t symcache__debug_gen(const struct symcache *c)
+{
+	return c->debug_gen;
+}
+
+struct symfile *symcache__find(const struct symcache *c, const char *build_id)
+{
+	return build_id ? find_build_id(c, build_id) : NULL;
 }
 
 size_t symcache__count(const struct symcache *c)

@@ -61,6 +61,25 @@ struct symfile *symcache__get(struct symcache *c,
 			      const struct symfile_source *src);
 void symcache__put(struct symcache *c, struct symfile *sf);  /* accepts NULL */
 
+/* Fetches debug files the host lacks from the debuginfod servers urls
+ * names (debuginfod__urls: NULL is DEBUGINFOD_URLS, "" none): each file
+ * loaded from now on that is stripped, or has no DWARF, and has no debug
+ * file on the host, is asked for in the background. 0 (also when there
+ * are no servers), or -1 with the reason in err: nothing is fetched. */
+int symcache__set_debuginfod(struct symcache *c, const char *urls, char *err,
+			     size_t errlen);
+
+/* Takes the fetches that ended, counting each, and gives each file its
+ * debug file. Never waits. Returns how many files got one. */
+size_t symcache__collect(struct symcache *c);
+
+/* Grows with every debug file symcache__collect gave: names of addresses
+ * resolved before it came may be found now. */
+uint64_t symcache__debug_gen(const struct symcache *c);
+
+/* The cached file of a build ID, without a reference, or NULL. */
+struct symfile *symcache__find(const struct symcache *c, const char *build_id);
+
 /* Frees files no binary refers to any more. */
 void symcache__sweep(struct symcache *c);
 
