@@ -485,6 +485,33 @@ static void test_set(void)
 	config__free(&c);
 }
 
+/* debuginfod-urls: unset means the environment's DEBUGINFOD_URLS, none
+ * means no servers whatever it says, else http(s) URLs. */
+static void test_debuginfod_urls(void)
+{
+	struct agent_config c, d;
+	char err[256];
+
+	config__defaults(&c);
+	CHECK(c.debuginfod_urls == NULL);
+	CHECK(!config__set(&c, "debuginfod-urls",
+			   "http://a:8002 https://b/x", err, sizeof(err)));
+	CHECK(!strcmp(c.debuginfod_urls, "http://a:8002 https://b/x"));
+	CHECK(config__set(&c, "debuginfod-urls", "http://a ftp://b", err,
+			  sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "must be URLs"));
+	CHECK(config__set(&c, "debuginfod-urls", "http://", err,
+			  sizeof(err)) == -EINVAL);
+	CHECK(!strcmp(c.debuginfod_urls, "http://a:8002 https://b/x"));
+	CHECK(!config__copy(&d, &c));
+	CHECK(d.debuginfod_urls != c.debuginfod_urls &&
+	      !strcmp(d.debuginfod_urls, c.debuginfod_urls));
+	config__free(&d);
+	CHECK(!config__set(&c, "debuginfod-urls", "none", err, sizeof(err)));
+	CHECK(c.debuginfod_urls && !*c.debuginfod_urls);
+	config__free(&c);
+}
+
 static void test_copy(void)
 {
 	struct agent_config a, b;
@@ -657,6 +684,7 @@ int main(void)
 	RUN(test_no_echo);
 	RUN(test_symlinks);
 	RUN(test_set);
+	RUN(test_debuginfod_urls);
 	RUN(test_copy);
 	RUN(test_parse_size);
 	RUN(test_parse_duration);

@@ -9,6 +9,7 @@
 #include "pprof_decode.h"
 #include "sym/loctab.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,9 +346,60 @@ static void test_lost_only(void)
 	pprofwin__free(NULL);
 }
 
+/* An address nothing named when its samples came, named before the window
+ * closes (its debug file came late): the window's pprof shows the name on
+ * the same location, used by the same samples; the mapping claims its
+ * functions only then. A location named late but never sampled is not
+ * added. */
+static void test_named_late(void)
+{
+	struct loctab *lt = loctab__new();
+	struct pprofwin *w = pprofwin__new(&opts);
+	uint32_t m, fns[2], loc, unused;
+	const int32_t lines[2] = { 7, 21 };
+	struct pprof *pp;
+	char *text;
+
+	CHECK(lt && w);
+	m = loctab__mapping(lt, LIBC_START, LIBC_START + 0x1000, 0,
+			    "/bin/prog", "beef");
+	loc = loctab__location(lt, m, LIBC_START + 0x40, NULL, NULL, 0);
+	unused = loctab__location(lt, m, LIBC_START + 0x80, NULL, NULL, 0);
+	CHECK(m && loc && unused);
+	for (int i = 0; i < 2; i++)
+		pprofwin__sample(w, &(struct resolved_sample){
+			.period = 10, .locs = &loc, .nlocs = 1, .lt = lt });
+	fns[0] = loctab__function(lt, "inlined", NULL, "a.c");
+	fns[1] = loctab__function(lt, "outer", "outer", "a.c");
+	CHECK(!loctab__name_location(lt, loc, fns, lines, 2));
+	CHECK(!loctab__name_location(lt, unused, fns, lines, 1));
+	CHECK(loctab__name_location(lt, loc, fns, lines, 1) == -EEXIST);
+	loctab__mapping_set_info(lt, m, true, true, true);
+	pprofwin__close(w, &(struct window_end){ .samples = 2, .value = 20,
+						 .lt = lt });
+	pp = pprofwin__take(w);
+	text = pp ? describe_pprof(pp) : NULL;
+	CHECK(text);
+	if (text && (!strstr(text, "location 1 m1 7f0000001040 f1:7 f2:21\n") ||
+		     !strstr(text, "sample 2 20 @ 1\n") ||
+		     !strstr(text, " beef 1111\n") ||
+		     strstr(text, "7f0000001080")))
+		fprintf(stderr, "  %s", text);
+	CHECK(text && strstr(text, "location 1 m1 7f0000001040 f1:7 f2:21\n"));
+	CHECK(text && strstr(text, "function 2 'outer' 'outer' 'a.c'\n"));
+	CHECK(text && strstr(text, "sample 2 20 @ 1\n"));
+	CHECK(text && strstr(text, " beef 1111\n"));
+	CHECK(text && !strstr(text, "7f0000001080"));
+	free(text);
+	pprof__free(pp);
+	pprofwin__free(w);
+	loctab__free(lt);
+}
+
 int main(void)
 {
 	RUN(test_same_as_direct);
+	RUN(test_named_late);
 	RUN(test_generations);
 	RUN(test_lost_only);
 	CHECK_EXIT();
