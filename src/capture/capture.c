@@ -233,6 +233,7 @@ void capture__poll(struct capture *c, int timeout_ms)
 void capture__stop(struct capture *c)
 {
 	sampler__stop(c->sampler);
+	symbolizer__name_late(c->sym);	/* the summary counts them */
 }
 
 /* ---- the window's comments and the end-of-run summary ---- */
