@@ -508,7 +508,7 @@ static void reload(struct agent *a)
 	a->push = NULL;
 	config__free(&a->cfg);
 	a->cfg = fresh;
-	start_push(a);
+	/* The capture before the push thread, as at the start. */
 	if (resample) {
 		capture__stop(a->cap);
 		capture__free(a->cap);
@@ -518,6 +518,7 @@ static void reload(struct agent *a)
 			return;
 		}
 	}
+	start_push(a);
 	logf_("reloaded settings");
 }
 
@@ -605,7 +606,10 @@ int agent_main(int argc, char **argv)
 	/* SIGTERM, SIGINT, SIGXCPU: the partial window is written, exit 0. */
 	signals__install(&stop_requested, &reload_requested);
 	ret = 1;
-	if (choose_event(&a) || start_push(&a) || start_capture(&a))
+	/* The capture first: it may set DEBUGINFOD_URLS (debuginfod.h), and
+	 * setenv is not safe while another thread (libcurl, pushing) reads
+	 * the environment. */
+	if (choose_event(&a) || start_capture(&a) || start_push(&a))
 		goto cleanup;
 	logf_("profiling at %" PRIu64 " Hz, %" PRIu64 " s windows, into %s",
 	      a.cfg.freq, a.cfg.window_s, a.cfg.output_dir);

@@ -240,10 +240,13 @@ struct debuginfod *debuginfod__new(const char *urls, uint64_t sym_max,
 				 DEBUGINFOD_MAX_MB_DEFAULT) << 20;
 	d->maxtime_ns = env_bound("DEBUGINFOD_MAXTIME",
 				  DEBUGINFOD_MAXTIME_DEFAULT) * 1000000000ull;
-	/* The library reads its URLs from the environment at each fetch;
-	 * the worker is not running yet, so nothing reads it meanwhile. */
-	if (setenv("DEBUGINFOD_URLS", urls, 1))
-		goto nomem;
+	/* The library reads its URLs from the environment at each fetch
+	 * (0.188 has no call to set them). setenv is not safe while another
+	 * thread reads the environment: callers start this before theirs,
+	 * and an unchanged value is not set again. */
+	if (!getenv("DEBUGINFOD_URLS") || strcmp(getenv("DEBUGINFOD_URLS"), urls))
+		if (setenv("DEBUGINFOD_URLS", urls, 1))
+			goto nomem;
 	/* A service may run without HOME: the library would have no cache
 	 * directory, and every fetch would fail. */
 	if (!getenv("DEBUGINFOD_CACHE_PATH") && !getenv("XDG_CACHE_HOME") &&
