@@ -388,10 +388,10 @@ if start_fake silent; then
 		st=$(stalled nowait); q=$(asked)
 		late=$(awk -v w="$WALL" -v r="$RUN" 'BEGIN { printf "%.2f", w - r }')
 		echo "debuginfod nowait: record ended $late s after the program's $RUN s" >&2
-		if [ -z "$st" ] && [ "$q" -ge 1 ] && within "$late" -1 3; then
+		if [ -z "$st" ] && [ "$q" -ge 1 ] && within "$late" -1 2; then
 			pass debuginfod_slow_no_wait
 		else
-			fail debuginfod_slow_no_wait "record took $WALL s for a program of $RUN s (want at most 3 s more); ${st:-samples ok}; server asked $q times"
+			fail debuginfod_slow_no_wait "record took $WALL s for a program of $RUN s (want at most 2 s more); ${st:-samples ok}; server asked $q times"
 		fi
 	else
 		fail debuginfod_slow_no_wait "$RECWHY"
