@@ -143,6 +143,8 @@ start_debuginfod() {
 	fi
 	# The port is free when picked, but another program may take it before
 	# debuginfod binds it: then debuginfod exits, and another port is tried.
+	# (Debian 12's 0.188 has no option to listen on loopback only: it
+	# listens on every address, serving only this test's debug file.)
 	for try in 1 2 3 4 5; do
 		port=$(free_port) || { WHY="no free port"; return 1; }
 		rm -f "$TMP/db.sqlite"*
@@ -414,39 +416,33 @@ unnamed() {
 	fi
 }
 
-# --- the debug file of another build: refused, nothing named from it ---
-if start_fake file "$TMP/other.debug"; then
-	if DEBUGINFOD_URLS=$FAKE_URL rec wrong 2; then
-		un=$(unnamed wrong); k=$(names wrong); q=$(asked)
-		if [ -z "$un" ] && [ "$k" -eq 0 ] && [ "$q" -ge 1 ] && counted wrong refused 1; then
-			pass debuginfod_wrong_file
+# refused CHECK NAME FILE [MAX_MB]: a test server hands out FILE as the
+# program's debug file (with TAGPROF_DEBUGINFOD_MAX_MB=MAX_MB): it must be
+# counted refused, and name nothing.
+refused() {
+	local check=$1 name=$2 un k q
+	[ -n "${4:-}" ] && local -x TAGPROF_DEBUGINFOD_MAX_MB=$4
+	if ! start_fake file "$3"; then
+		fail "$check" "the test server did not start"
+		return
+	fi
+	if DEBUGINFOD_URLS=$FAKE_URL rec "$name" 2; then
+		un=$(unnamed "$name"); k=$(names "$name"); q=$(asked)
+		if [ -z "$un" ] && [ "$k" -eq 0 ] && [ "$q" -ge 1 ] && counted "$name" refused 1; then
+			pass "$check"
 		else
-			fail debuginfod_wrong_file "${un:-no names}; $k of leaf_a, leaf_b named; server asked $q times; $(figures wrong) (want 1 refused)"
+			fail "$check" "${un:-no names}; $k of leaf_a, leaf_b named; server asked $q times; $(figures "$name") (want 1 refused)"
 		fi
 	else
-		fail debuginfod_wrong_file "$RECWHY"
+		fail "$check" "$RECWHY"
 	fi
 	stop_fake
-else
-	fail debuginfod_wrong_file "the test server did not start"
-fi
+}
 
+# --- the debug file of another build: refused, nothing named from it ---
+refused debuginfod_wrong_file wrong "$TMP/other.debug"
 # --- the right file, but 8 MiB over a limit of 1 ---
-if start_fake file "$TMP/big.debug"; then
-	if DEBUGINFOD_URLS=$FAKE_URL TAGPROF_DEBUGINFOD_MAX_MB=1 rec big 2; then
-		un=$(unnamed big); k=$(names big); q=$(asked)
-		if [ -z "$un" ] && [ "$k" -eq 0 ] && [ "$q" -ge 1 ] && counted big refused 1; then
-			pass debuginfod_oversized
-		else
-			fail debuginfod_oversized "${un:-no names}; $k of leaf_a, leaf_b named; server asked $q times; $(figures big) (want 1 refused)"
-		fi
-	else
-		fail debuginfod_oversized "$RECWHY"
-	fi
-	stop_fake
-else
-	fail debuginfod_oversized "the test server did not start"
-fi
+refused debuginfod_oversized big "$TMP/big.debug" 1
 
 # --- no server: unnamed frames stay honest in the pprof itself ---
 # -symbolize=none throughout: pprof's own local symbolization is not
