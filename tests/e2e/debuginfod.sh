@@ -136,7 +136,7 @@ fetch_ok() {
 # start_debuginfod: starts it and sets URL; false with the reason in WHY.
 URL="" WHY=""
 start_debuginfod() {
-	local try port pid i
+	local port pid i
 	if ! command -v debuginfod >/dev/null || ! command -v debuginfod-find >/dev/null; then
 		WHY="debuginfod or debuginfod-find not installed (deploy/debian-deps.sh)"
 		return 1
@@ -145,7 +145,7 @@ start_debuginfod() {
 	# debuginfod binds it: then debuginfod exits, and another port is tried.
 	# (Debian 12's 0.188 has no option to listen on loopback only: it
 	# listens on every address, serving only this test's debug file.)
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		port=$(free_port) || { WHY="no free port"; return 1; }
 		rm -f "$TMP/db.sqlite"*
 		debuginfod -F -p "$port" -d "$TMP/db.sqlite" -t 0 -g 0 -c 1 "$TMP/serve" \
