@@ -13,7 +13,9 @@ PKGS=(
   time               # GNU time: CPU and peak RSS of profilers in tests/bench
   libcurl4-openssl-dev   # agent: push to Pyroscope-compatible servers
   libdw-dev          # --unwind dwarf/auto: CFI unwinding with libdw
+  libdebuginfod-dev  # debuginfod.h; libdebuginfod.so.1 is dlopen'd at run time
   python3            # tests: a local HTTP server for the push test
+  debuginfod         # tests: a debuginfod server and debuginfod-find
   python3-yaml       # tests: parse deploy/kubernetes/daemonset.yaml
   libc6-dbg          # tests: glibc's DWARF, which the agent's memory-bound test reads
   procps util-linux

@@ -238,7 +238,7 @@ check deploy_config_example config_example
 containerfile() {
 	local build runtime p pkgs out
 	# Packages in debian-deps.sh that only the tests use.
-	local test_only=" golang-go linux-perf bpftrace valgrind time python3 python3-yaml libc6-dbg procps util-linux "
+	local test_only=" golang-go linux-perf bpftrace valgrind time python3 python3-yaml libc6-dbg debuginfod procps util-linux "
 	[ "$(grep -m1 '^FROM' "$CONTAINERFILE")" = "FROM debian:bookworm AS build" ] ||
 		{ echo "first stage is not FROM debian:bookworm AS build"; return 1; }
 	grep -qx 'FROM debian:bookworm-slim' "$CONTAINERFILE" ||
@@ -254,7 +254,7 @@ containerfile() {
 		grep -qw -- "$p" <<<"$build" ||
 			{ echo "build stage lacks $p (from debian-deps.sh; if it is for tests only, list it in test_only here)"; return 1; }
 	done
-	for p in libbpf1 libelf1 libdw1 zlib1g libprotobuf-c1 libpfm4 libcurl4; do
+	for p in libbpf1 libelf1 libdw1 zlib1g libprotobuf-c1 libpfm4 libcurl4 libdebuginfod1; do
 		grep -qw -- "$p" <<<"$runtime" || { echo "runtime stage lacks $p"; return 1; }
 	done
 	# Where apt has package lists (Debian 12 here), the names must exist.
