@@ -102,7 +102,8 @@ static const struct counter_ref debug_info_refs[] = {
 	COUNTER(DEBUGINFO, dwarf_changed),
 	COUNTER_PART(NULL, DEBUGINFO, files),
 	COUNTER(DEBUGINFO, shared),
-	COUNTER_PART("debuginfod", DEBUGINFO, fetch_fetched),
+	COUNTER_PART("debuginfod", DEBUGINFO, fetch_asked),
+	COUNTER(DEBUGINFO, fetch_fetched),
 	COUNTER(DEBUGINFO, fetch_not_found),
 	COUNTER(DEBUGINFO, fetch_timed_out),
 	COUNTER(DEBUGINFO, fetch_refused),
@@ -202,6 +203,7 @@ static const struct counter_ref ctx_refusals_refs[] = {
 LINE(ctx_refusals);
 
 static const struct counter_ref debuginfod_refs[] = {
+	COUNTER(DEBUGINFO, fetch_asked),
 	COUNTER(DEBUGINFO, fetch_fetched),
 	COUNTER(DEBUGINFO, fetch_not_found),
 	COUNTER(DEBUGINFO, fetch_timed_out),

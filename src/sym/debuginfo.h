@@ -56,7 +56,9 @@ struct elfsym;
 	/* files with a symbol table left out for its size */		\
 	X(symbols_over_budget, "files with symbol tables over the "	\
 	  "memory budget")						\
-	/* debug files asked of debuginfod servers (debuginfod.h) */	\
+	/* debug files asked of debuginfod servers (debuginfod.h), and	\
+	 * how each fetch ended: asked minus the rest are under way */	\
+	X(fetch_asked, "asked")						\
 	X(fetch_fetched, "fetched")					\
 	X(fetch_not_found, "not found")					\
 	X(fetch_timed_out, "timed out")					\

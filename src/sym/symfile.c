@@ -163,7 +163,9 @@ static void ask_server(struct symcache *c, const char *id)
 {
 	int err = debuginfod__request(c->fetch, id);
 
-	if (err && err != -EEXIST)
+	if (!err)
+		c->st->fetch_asked++;
+	else if (err != -EEXIST)
 		c->st->fetch_not_asked++;
 }
 
