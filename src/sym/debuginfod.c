@@ -238,7 +238,7 @@ struct debuginfod *debuginfod__new(const char *urls, uint64_t sym_max,
 	d->sym_max = sym_max;
 	d->max_bytes = env_bound("TAGPROF_DEBUGINFOD_MAX_MB",
 				 DEBUGINFOD_MAX_MB_DEFAULT) << 20;
-	d->maxtime_ns = env_bound("DEBUGINFOD_MAXTIME",
+	d->maxtime_ns = env_bound("TAGPROF_DEBUGINFOD_MAXTIME",
 				  DEBUGINFOD_MAXTIME_DEFAULT) * 1000000000ull;
 	/* The library reads its URLs from the environment at each fetch
 	 * (0.188 has no call to set them). setenv is not safe while another

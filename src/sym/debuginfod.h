@@ -22,8 +22,9 @@
 #include <stddef.h>
 
 #define DEBUGINFOD_SONAME	"libdebuginfod.so.1"
-/* Bounds of one fetch, unless DEBUGINFOD_MAXTIME (seconds) and
- * TAGPROF_DEBUGINFOD_MAX_MB say otherwise. */
+/* Bounds of one fetch, unless TAGPROF_DEBUGINFOD_MAXTIME (seconds) and
+ * TAGPROF_DEBUGINFOD_MAX_MB say otherwise: whatever the library's own
+ * settings, a fetch ends. */
 #define DEBUGINFOD_MAXTIME_DEFAULT	60
 #define DEBUGINFOD_MAX_MB_DEFAULT	1024
 #define DEBUGINFOD_ID_MAX	128	/* hex digits of a build ID */

@@ -11,7 +11,7 @@
 # function, and its mapping not marked as having functions.
 . "$(dirname "$0")/../lib.sh"
 CHECKS="debuginfod_named debuginfod_named_all debuginfod_flag debuginfod_flag_off
-debuginfod_down debuginfod_slow debuginfod_slow_no_wait debuginfod_wrong_file
+debuginfod_down debuginfod_slow debuginfod_slow_library_bound debuginfod_slow_no_wait debuginfod_wrong_file
 debuginfod_oversized debuginfod_raw_honest"
 
 REPO=$PWD
@@ -20,7 +20,7 @@ FAKE_SERVER=$REPO/tests/debuginfod_server.py
 WFLAGS="-D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls"
 : "${CLANG:=clang}"
 # Only the servers a check names are asked.
-unset DEBUGINFOD_URLS DEBUGINFOD_MAXTIME DEBUGINFOD_MAXSIZE DEBUGINFOD_TIMEOUT \
+unset DEBUGINFOD_URLS DEBUGINFOD_MAXTIME TAGPROF_DEBUGINFOD_MAXTIME DEBUGINFOD_MAXSIZE DEBUGINFOD_TIMEOUT \
 	TAGPROF_DEBUGINFOD_MAX_MB
 # Nothing local names the program, built here; glibc's debug files
 # (libc6-dbg) are found there, so only the program is asked for and each
@@ -370,19 +370,33 @@ else
 	fail debuginfod_down "the test server did not start"
 fi
 
-# --- a listener that never answers ---
-if start_fake silent; then
-	# Bounded by DEBUGINFOD_MAXTIME: timed out well before the program ends.
-	if DEBUGINFOD_URLS=$FAKE_URL DEBUGINFOD_MAXTIME=2 rec slow 5; then
-		st=$(stalled slow); k=$(names slow); q=$(asked)
-		if [ -z "$st" ] && [ "$k" -eq 0 ] && [ "$q" -ge 1 ] && counted slow "timed out" 1; then
-			pass debuginfod_slow
+# slow_check CHECK VAR RUN: with VAR=2 (seconds), the fetch from the silent
+# server times out, counted, and sampling goes on. RUN names the files (and
+# the library's cache, which remembers a fetch that failed as a miss).
+slow_check() {
+	local check=$1 r=$3 st k q ok
+	: >"$FAKE_LOG"
+	export "$2=2"
+	DEBUGINFOD_URLS=$FAKE_URL rec "$r" 5; ok=$?
+	unset "$2"
+	if [ $ok -eq 0 ]; then
+		st=$(stalled "$r"); k=$(names "$r"); q=$(asked)
+		if [ -z "$st" ] && [ "$k" -eq 0 ] && [ "$q" -ge 1 ] && counted "$r" "timed out" 1; then
+			pass "$check"
 		else
-			fail debuginfod_slow "${st:-samples ok}; $k of leaf_a, leaf_b named; server asked $q times; $(figures slow) (want 1 timed out)"
+			fail "$check" "$2=2: ${st:-samples ok}; $k of leaf_a, leaf_b named; server asked $q times; $(figures "$r") (want 1 timed out)"
 		fi
 	else
-		fail debuginfod_slow "$RECWHY"
+		fail "$check" "$RECWHY"
 	fi
+}
+
+# --- a listener that never answers ---
+if start_fake silent; then
+	# Bounded by tagprof's own time bound, and by the library's
+	# (DEBUGINFOD_MAXTIME): timed out well before the program ends.
+	slow_check debuginfod_slow TAGPROF_DEBUGINFOD_MAXTIME slow
+	slow_check debuginfod_slow_library_bound DEBUGINFOD_MAXTIME slowlib
 	# Unbounded (libdebuginfod would wait 90 s): record ends with the
 	# program all the same, the fetch abandoned.
 	: >"$FAKE_LOG"
@@ -405,6 +419,7 @@ if start_fake silent; then
 	stop_fake
 else
 	fail debuginfod_slow "the test server did not start"
+	fail debuginfod_slow_library_bound "the test server did not start"
 	fail debuginfod_slow_no_wait "the test server did not start"
 fi
 
