@@ -45,6 +45,12 @@ int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
 			    bool has_filenames, bool has_line_numbers,
 			    bool has_inline_frames);
 
+/* Marks a mapping as the executable of a process that maps it. The
+ * encoding writes first the one of those the most samples pass through,
+ * as pprof takes the first mapping for the program; ids do not change.
+ * Returns 0, -ENOENT for an unknown id, or -ENOMEM. */
+int pprof__mapping_set_exe(struct pprof *p, uint64_t mapping_id);
+
 /* Deduplicated on (name, system_name, filename); either of the last two
  * may be NULL. Returns the function id, 0 on ENOMEM. */
 uint64_t pprof__function(struct pprof *p, const char *name,
