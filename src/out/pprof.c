@@ -581,6 +581,11 @@ cleanup:
 	return -ENOMEM;
 }
 
+const char *pprof__comment(const struct pprof *p, size_t i)
+{
+	return i < p->ncomments ? p->strs.recs[p->comments[i]] : NULL;
+}
+
 int64_t pprof__time_nanos(const struct pprof *p)
 {
 	return p->time_nanos;

@@ -78,6 +78,8 @@ int pprof__add_sample(struct pprof *p, const uint64_t *location_ids,
 void pprof__set_time(struct pprof *p, int64_t time_nanos,
 		     int64_t duration_nanos);
 int pprof__add_comment(struct pprof *p, const char *comment);
+/* The i-th comment added, NULL past the last. */
+const char *pprof__comment(const struct pprof *p, size_t i);
 
 size_t pprof__sample_count(const struct pprof *p);   /* distinct samples */
 int64_t pprof__time_nanos(const struct pprof *p);    /* as set */
