@@ -96,6 +96,22 @@ static const char *order(const Profile *pr)
 	return s;
 }
 
+/* Whether p, encoded (only service svc's samples, unless NULL), writes
+ * the mappings in the order want (their ids, as digits). */
+static bool written_in_order(const struct pprof *p, const char *svc,
+			     const char *want)
+{
+	Profile *pr = encoded(p, svc);
+	bool same = pr && !strcmp(order(pr), want);
+
+	if (pr && !same)
+		fprintf(stderr, "  mappings written in the order %s, want %s\n",
+			order(pr), want);
+	if (pr)
+		perftools__profiles__profile__free_unpacked(pr, NULL);
+	return same;
+}
+
 /* Every mapping still has its own start, and every location its own
  * mapping id: nothing was renumbered. */
 static void ids_kept(const Profile *pr)
@@ -132,17 +148,10 @@ static void test_busiest_first(void)
 	CHECK(pr->n_location == 10 * NMAPS);
 	perftools__profiles__profile__free_unpacked(pr, NULL);
 	/* The shell's samples alone: it is the program there. */
-	pr = encoded(fx.p, "sh");
-	CHECK(pr);
-	CHECK(!strcmp(order(pr), "21"));
-	ids_kept(pr);
-	perftools__profiles__profile__free_unpacked(pr, NULL);
+	CHECK(written_in_order(fx.p, "sh", "21"));
 	/* More of the shell: it wins. */
 	sample(&fx, SHELL, 1, 0, 3, 1, "sh");
-	pr = encoded(fx.p, NULL);
-	CHECK(pr);
-	CHECK(!strcmp(order(pr), "21345"));
-	perftools__profiles__profile__free_unpacked(pr, NULL);
+	CHECK(written_in_order(fx.p, NULL, "21345"));
 	pprof__free(fx.p);
 }
 
@@ -151,32 +160,19 @@ static void test_busiest_first(void)
 static void test_no_candidate_and_ties(void)
 {
 	struct fixture fx;
-	Profile *pr;
 
 	CHECK(fixture_new(&fx));
 	sample(&fx, PROG, 3, LIBC, 5, 1, "prog");
-	pr = encoded(fx.p, NULL);
-	CHECK(pr);
-	CHECK(!strcmp(order(pr), "12345"));
-	perftools__profiles__profile__free_unpacked(pr, NULL);
+	CHECK(written_in_order(fx.p, NULL, "12345"));
 	CHECK(!pprof__mapping_set_exe(fx.p, PROGLIB));
 	CHECK(!pprof__mapping_set_exe(fx.p, LIBC));
-	pr = encoded(fx.p, NULL);
-	CHECK(pr);
-	CHECK(!strcmp(order(pr), "31245"));
-	perftools__profiles__profile__free_unpacked(pr, NULL);
-	sample(&fx, PROGLIB, 1, 0, 5, 1, "prog");
-	pr = encoded(fx.p, NULL);
-	CHECK(pr);
+	CHECK(written_in_order(fx.p, NULL, "31245"));
 	/* 5 samples each: the first wins */
-	CHECK(!strcmp(order(pr), "31245"));
-	perftools__profiles__profile__free_unpacked(pr, NULL);
+	sample(&fx, PROGLIB, 1, 0, 5, 1, "prog");
+	CHECK(written_in_order(fx.p, NULL, "31245"));
 	CHECK(!pprof__mapping_set_exe(fx.p, LIBC));	/* twice: still once */
 	sample(&fx, PROGLIB, 1, 0, 1, 1, "prog");
-	pr = encoded(fx.p, NULL);
-	CHECK(pr);
-	CHECK(!strcmp(order(pr), "51234"));
-	perftools__profiles__profile__free_unpacked(pr, NULL);
+	CHECK(written_in_order(fx.p, NULL, "51234"));
 	pprof__free(fx.p);
 }
 

@@ -35,17 +35,19 @@ static unsigned long now_ms(void)
 
 static volatile unsigned long sink;
 
-/* The work: a dependent multiply-add chain, as in fixedwork.c. */
+/* The work: xorshift steps, each depending on the last (the empty asm
+ * keeps the compiler from folding them). */
 static __attribute__((noinline)) unsigned long own_work(unsigned long n)
 {
-	unsigned long x = sink;
+	unsigned long x = sink | 1;
 
-	for (unsigned long i = 0; i < n; i++) {
-		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	while (n--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
 		__asm__("" : "+r"(x));
 	}
-	sink = x;
-	return x;
+	return sink = x;
 }
 
 /* SECONDS from argv[1]: decimal digits, else the default. */
