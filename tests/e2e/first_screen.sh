@@ -109,13 +109,15 @@ kill $wl 2>/dev/null
 wait $wl 2>/dev/null
 
 # A stripped copy: no symbol names its frames and no debug file is found,
-# and the problems line says both, with their numbers.
+# and the problems line says both, with their numbers, and no counter
+# that is zero.
 strip -o "$TMP/ownwork" "$PROG"
 if "$TAGPROF" record -F 199 -o "$TMP/strip.pb.gz" -- "$TMP/ownwork" 1 2>"$TMP/strip.err"; then
 	p=$(comment_lines "$TMP/strip.pb.gz" | grep '^problems: ')
 	echo "stripped: $p" >&2
 	if grep -Eq '[1-9][0-9]* stripped binaries without debug info' <<<"$p" &&
 	   grep -Eq '[1-9][0-9]* user frames without symbol' <<<"$p" &&
+	   ! grep -Eq '(: |, )0 ' <<<"$p" &&
 	   [ "$(comment_lines "$TMP/strip.pb.gz" | wc -l)" -eq 2 ]; then
 		pass first_screen_problem
 	else
