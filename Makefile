@@ -186,6 +186,11 @@ WORKLOAD_CFLAGS := -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-f
 $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BUILD)/workloads
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -o $@ $< -lpthread -ldl $(WORKLOAD_LDFLAGS)
 
+# ownwork runs its own code alone: static, without a C library.
+$(BUILD)/workloads/ownwork: tests/workloads/ownwork.c | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -static -nostdlib \
+		-fno-stack-protector -o $@ $<
+
 # Writers export their context symbols in .dynsym, as the ABIs ask.
 $(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx $(BUILD)/workloads/deepctx: \
 	WORKLOAD_LDFLAGS = -Wl,--export-dynamic-symbol=otel_thread_ctx_v1

@@ -267,6 +267,8 @@ static struct comments_in comments_in(const struct capture *c,
 	return (struct comments_in){
 		.v = values_of(c, tp, cs),
 		.event = c->o.event.name,
+		.freq = c->o.freq,
+		.period = c->o.period,
 		.unwind = c->o.unwind,
 		.ksym_source = ksymbolizer__source(c->ks),
 		.filters = &c->o.filters,
@@ -353,6 +355,7 @@ struct pprof *capture__take(struct capture *c)
 	in = comments_in(c, &sum, &c->win);
 	in.per_cpu = cpu;
 	in.ncpus = c->ncpus;
+	in.duration_ns = now - c->win_mono_ns;
 	comments__window(&in, add_comment, pprofwin__pprof(c->pw));
 	close_window(c, &(struct window_end){
 		.start_real_ns = c->win_real_ns,

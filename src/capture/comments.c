@@ -186,6 +186,65 @@ static const struct counter_ref unwind_refs[] = {
 };
 LINE(unwind);
 
+/* ---- the window's problems: what went wrong, each counter on its own
+ * ---- */
+
+/* Counts of what was lost, refused or left unnamed: shown on the first
+ * screen of a report, and only those not zero. */
+static const struct counter_ref problems_refs[] = {
+	COUNTER_WITH("samples", TP, lost, NULL),
+	COUNTER_WITH("samples", CAPTURE, dropped, NULL),
+	COUNTER_WITH("sample records", CAPTURE, malformed, NULL),
+	COUNTER_WITH(NULL, TP, task_lost, NULL),
+	COUNTER_WITH("samples of", TP, no_user_stack, NULL),
+	COUNTER_WITH("process", PROCTABLE, maps_failed, NULL),
+	COUNTER_WITH("process", PROCTABLE, maps_over_budget, NULL),
+	COUNTER_WITH(NULL, PROCTABLE, elf_failed, NULL),
+	COUNTER_WITH(NULL, PROCTABLE, elf_corrupt, NULL),
+	COUNTER_WITH("binaries with a", PROCTABLE, build_id_mismatch, NULL),
+	COUNTER_WITH(NULL, DEBUGINFO, debug_missing, "debug info"),
+	COUNTER_WITH("debug files refused for", DEBUGINFO,
+		     debug_crc_mismatch, NULL),
+	COUNTER_WITH("debug files refused for", DEBUGINFO,
+		     debug_build_id_mismatch, NULL),
+	COUNTER_WITH("debug files", DEBUGINFO, debug_bad, NULL),
+	COUNTER_WITH("DWARF", DEBUGINFO, dwarf_errors, NULL),
+	COUNTER_WITH("DWARF files", DEBUGINFO, dwarf_too_big, NULL),
+	COUNTER_WITH(NULL, DEBUGINFO, dwarf_external, "refused"),
+	COUNTER_WITH(NULL, DEBUGINFO, symbols_over_budget, NULL),
+	COUNTER_WITH("user frames", SYMBOLIZER, unmapped, NULL),
+	COUNTER_WITH("user frames", SYMBOLIZER, no_symbol, NULL),
+	COUNTER_WITH("kernel frames", SYMBOLIZER, kernel_no_symbol, NULL),
+	COUNTER_WITH(NULL, SYMBOLIZER, anon_unnamed, "code locations"),
+	COUNTER_WITH("JIT perf map", PROCTABLE, perfmap_bad_lines, NULL),
+	COUNTER_WITH("JIT perf maps", PROCTABLE, perfmap_truncated, NULL),
+	COUNTER_WITH("JIT perf maps", PROCTABLE, perfmap_refused, NULL),
+	COUNTER_WITH("JIT perf maps", PROCTABLE, perfmap_over_budget, NULL),
+	COUNTER_WITH(NULL, TARGETFILE, symlink, "refused"),
+	COUNTER_WITH(NULL, TARGETFILE, not_regular, "refused"),
+	COUNTER_WITH("files refused as", TARGETFILE, replaced, NULL),
+	COUNTER_WITH("thread context", TP, ctx_tls_unreadable, NULL),
+	COUNTER_WITH("thread context", TP, ctx_record_unreadable, NULL),
+	COUNTER_WITH("thread context", TP, ctx_oversize, NULL),
+	COUNTER_WITH("thread context", TP, ctx_torn, NULL),
+	COUNTER_WITH("thread context", CTXWATCH, locate_failed, NULL),
+	COUNTER_WITH("thread context", CTXWATCH, schema_unknown, NULL),
+	COUNTER_WITH("labels with an", LABELS, unknown_key, NULL),
+	COUNTER_WITH("labels with", LABELS, bad_utf8, NULL),
+	COUNTER_WITH("label sets", LABELS, truncated, NULL),
+	COUNTER_WITH("process context", CTXWATCH, ctx_refused, NULL),
+	COUNTER_WITH("process context payloads", CTXWATCH, ctx_malformed,
+		     NULL),
+	COUNTER_WITH(NULL, TP, tag_unreadable, "(register tags)"),
+	COUNTER_WITH("register tag", LABELS, tag_unnamed, NULL),
+	COUNTER_WITH("user stack", TP, ustack_failed, NULL),
+	COUNTER_WITH("stack", UNWIND, cfi_failed, NULL),
+	COUNTER_WITH(NULL, UNWIND, dwfl_failed, NULL),
+	COUNTER_WITH(NULL, UNWIND, cfi_too_big, "of CFI"),
+};
+static const struct counter_line problems =
+	COUNTER_LINE_NONZERO(problems_refs);
+
 /* ---- the summary's and the agent's log's: a few of them ---- */
 
 static const struct counter_ref perfmaps_unread_refs[] = {
@@ -245,12 +304,22 @@ static const struct counter_ref unwind_summary_refs[] = {
 LINE(unwind_summary);
 
 #define LINE_LEN	1024	/* the longest line, numbers at 20 digits, fits */
+#define PROBLEMS_LEN	4096	/* the problems line, all of them at 20 */
 
+/* Where the window's full lines go: each prefixed COMMENTS_FULL. */
 struct emitter {
 	void (*emit)(void *ctx, const char *line);
 	void *ctx;
 	const struct counter_values *v;
 };
+
+static void emit_full(const struct emitter *e, const char *line)
+{
+	char full[LINE_LEN + sizeof(COMMENTS_FULL)];
+
+	snprintf(full, sizeof(full), COMMENTS_FULL "%s", line);
+	e->emit(e->ctx, full);
+}
 
 static void emit_line(const struct emitter *e, const char *title,
 		      const struct counter_line *l)
@@ -258,25 +327,50 @@ static void emit_line(const struct emitter *e, const char *title,
 	char line[LINE_LEN];
 
 	counters__render(line, sizeof(line), title, l, e->v);
-	e->emit(e->ctx, line);
+	emit_full(e, line);
+}
+
+/* "tagprof VERSION: EVENT at N Hz, D s": what the window is. */
+static void emit_what(const struct comments_in *in,
+		      void (*emit)(void *ctx, const char *line), void *ctx)
+{
+	char line[LINE_LEN], rate[64];
+
+	if (in->period)
+		snprintf(rate, sizeof(rate), "every %" PRIu64 " events",
+			 in->period);
+	else
+		snprintf(rate, sizeof(rate), "at %" PRIu64 " Hz", in->freq);
+	snprintf(line, sizeof(line), "tagprof " TAGPROF_VERSION ": %s %s, "
+		 "%.1f s", in->event, rate, in->duration_ns / 1e9);
+	emit(ctx, line);
 }
 
 void comments__window(const struct comments_in *in,
 		      void (*emit)(void *ctx, const char *line), void *ctx)
 {
 	const struct emitter e = { emit, ctx, &in->v };
-	char title[128];
+	char title[128], line[PROBLEMS_LEN];
 
-	emit(ctx, "tagprof " TAGPROF_VERSION);
+	/* Report headers show the comments that do not start with '#'
+	 * (pprof's own rule): what was recorded, and what went wrong. */
+	emit_what(in, emit, ctx);
+	if (counters__sum(&problems, &in->v)) {
+		counters__render(line, sizeof(line), "problems", &problems,
+				 &in->v);
+		emit(ctx, line);
+	}
+	/* Every counter, for `go tool pprof -comments` and record -v. */
+	emit_full(&e, "tagprof " TAGPROF_VERSION);
 	snprintf(title, sizeof(title), "event: %s", in->event);
-	emit(ctx, title);
+	emit_full(&e, title);
 	emit_line(&e, "samples", &samples);
 	for (int i = 0; i < in->ncpus; i++) {
 		if (!in->per_cpu[i].lost)
 			continue;
 		snprintf(title, sizeof(title), "lost on cpu %d: %llu", i,
 			 (unsigned long long)in->per_cpu[i].lost);
-		emit(ctx, title);
+		emit_full(&e, title);
 	}
 	emit_line(&e, "frames since start", &frames);
 	snprintf(title, sizeof(title), "kernel names since start, from %s",

@@ -18,17 +18,25 @@ struct comments_in {
 	 * for the comments, since the start for the summary. */
 	struct counter_values v;
 	const char *event;		/* the event's name */
+	uint64_t freq, period;		/* its rate (capture_opts) */
 	int unwind;			/* enum tp_unwind_mode */
 	const char *ksym_source;	/* where kernel names come from */
 	const struct tp_stats *per_cpu;	/* the window's, ncpus of them */
 	int ncpus;
+	uint64_t duration_ns;		/* the window's, or the run's */
 	/* the summary's */
-	uint64_t duration_ns;
 	uint64_t ring_bytes;		/* ring-buffer space of the records */
 	const struct proccfg_filters *filters;
 };
 
-/* The window's comments, a line at a time to emit. */
+/* What starts the window's comments that are every counter: pprof leaves
+ * the comments that start with '#' out of its reports' headers. */
+#define COMMENTS_FULL "# "
+
+/* The window's comments, a line at a time to emit: what was recorded
+ * ("tagprof VERSION: EVENT at N Hz, D s"), the problems that are not
+ * zero if any ("problems: ..."), then every counter in lines that start
+ * with COMMENTS_FULL. */
 void comments__window(const struct comments_in *in,
 		      void (*emit)(void *ctx, const char *line), void *ctx);
 

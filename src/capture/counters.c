@@ -122,12 +122,34 @@ static void put(struct out *o, const char *fmt, ...)
 		o->used += n;
 }
 
+/* One counter: its number, then its words and its list's text. */
+static void put_counter(struct out *o, const struct counter_ref *r,
+			uint64_t n)
+{
+	const struct counter_def *d = def_of(r);
+
+	if (d && d->kib)
+		put(o, "%" PRIu64 " KiB", n >> 10);
+	else
+		put(o, "%" PRIu64, n);
+	if (r->before)
+		put(o, " %s", r->before);
+	/* "?": a reference to no field of a list */
+	put(o, " %s", d ? d->text : "?");
+	if (r->after)
+		put(o, " %s", r->after);
+}
+
 int counters__render(char *buf, size_t len, const char *title,
 		     const struct counter_line *l,
 		     const struct counter_values *v)
 {
 	struct out o = { buf, len, 0 };
 	bool in = false;	/* inside a counter's parentheses */
+	bool outer = false;	/* the counter they follow was shown */
+	bool part = false;	/* the current part has shown a counter */
+	const char *label = NULL;	/* the current part's */
+	size_t shown = 0;
 
 	if (len)
 		*buf = '\0';
@@ -135,29 +157,38 @@ int counters__render(char *buf, size_t len, const char *title,
 		put(&o, "%s: ", title);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct counter_ref *r = &l->refs[i];
-		const struct counter_def *d = def_of(r);
 		uint64_t n = value_of(r, v);
 
+		if (r->join == COUNTER_JOIN_PART) {
+			label = r->label;
+			part = false;
+		}
+		if (l->nonzero &&
+		    (!n || (r->join == COUNTER_JOIN_IN && !outer))) {
+			outer = outer && r->join == COUNTER_JOIN_IN;
+			continue;
+		}
+		if (r->join != COUNTER_JOIN_IN)
+			outer = true;
 		if (in && r->join != COUNTER_JOIN_IN) {
 			put(&o, ")");
 			in = false;
 		}
-		if (r->join == COUNTER_JOIN_PART && i)
-			put(&o, "; ");
-		if (r->join == COUNTER_JOIN_PART && r->label)
-			put(&o, "%s: ", r->label);
-		if (r->join == COUNTER_JOIN_NEXT && i)
+		if (!part) {	/* the first counter of its part */
+			if (shown)
+				put(&o, "; ");
+			if (label)
+				put(&o, "%s: ", label);
+			part = true;
+		} else if (r->join == COUNTER_JOIN_NEXT) {
 			put(&o, ", ");
+		}
 		if (r->join == COUNTER_JOIN_IN) {
 			put(&o, in ? ", " : " (");
 			in = true;
 		}
-		if (!d)		/* a reference to no field of a list */
-			put(&o, "%" PRIu64 " ?", n);
-		else if (d->kib)
-			put(&o, "%" PRIu64 " KiB %s", n >> 10, d->text);
-		else
-			put(&o, "%" PRIu64 " %s", n, d->text);
+		put_counter(&o, r, n);
+		shown++;
 	}
 	if (in)
 		put(&o, ")");

@@ -6,7 +6,11 @@
  * the one before: ", " (COUNTER), inside parentheses after the last
  * counter that is not itself inside them (COUNTER_SUB), or as a new part,
  * "; LABEL: " (COUNTER_PART). Which counters a line shows and in what
- * order is the line's; what each says is its list's. */
+ * order is the line's; what each says is its list's.
+ *
+ * A line of problems shows only the counters that are not zero, each on
+ * its own, away from the line that gives its text a context: a reference
+ * may add words before and after its list's text (COUNTER_WITH). */
 #ifndef TAGPROF_COUNTERS_H
 #define TAGPROF_COUNTERS_H
 
@@ -65,27 +69,38 @@ struct counter_ref {
 	enum counter_join join;
 	size_t offset;		/* of the field in the group's struct */
 	const char *label;	/* COUNTER_JOIN_PART: NULL or what the part is */
+	/* NULL or words around the list's text: "N BEFORE TEXT AFTER" */
+	const char *before, *after;
 };
 
 #define COUNTER_REF_(g, f, join, label)					\
-	{ CG_##g, join, offsetof(CG_TYPE_##g, f), label }
+	{ CG_##g, join, offsetof(CG_TYPE_##g, f), label, NULL, NULL }
 #define COUNTER(g, f)		COUNTER_REF_(g, f, COUNTER_JOIN_NEXT, NULL)
 #define COUNTER_SUB(g, f)	COUNTER_REF_(g, f, COUNTER_JOIN_IN, NULL)
 #define COUNTER_PART(label, g, f) COUNTER_REF_(g, f, COUNTER_JOIN_PART, label)
+#define COUNTER_WITH(before, g, f, after)				\
+	{ CG_##g, COUNTER_JOIN_NEXT, offsetof(CG_TYPE_##g, f), NULL,	\
+	  before, after }
 
 struct counter_line {
 	const struct counter_ref *refs;
 	size_t n;
+	/* Zero counters are left out, with their separators, and the
+	 * counters inside the parentheses of one left out. */
+	bool nonzero;
 };
-#define COUNTER_LINE(refs) { refs, sizeof(refs) / sizeof((refs)[0]) }
+#define COUNTER_LINE(refs) { refs, sizeof(refs) / sizeof((refs)[0]), false }
+#define COUNTER_LINE_NONZERO(refs)					\
+	{ refs, sizeof(refs) / sizeof((refs)[0]), true }
 
 /* Where the counters are read: each group's struct (NULL reads 0s). */
 struct counter_values {
 	const void *group[CG_COUNT];
 };
 
-/* Renders l into buf: "TITLE: " unless title is NULL, then its counters.
- * Returns what snprintf would: the length the whole line takes. */
+/* Renders l into buf: "TITLE: " unless title is NULL, then its counters
+ * (those shown: see counter_line). Returns what snprintf would: the
+ * length the whole line takes. */
 int counters__render(char *buf, size_t len, const char *title,
 		     const struct counter_line *l,
 		     const struct counter_values *v);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include "capture/capture.h"
+#include "capture/comments.h"
 #include "cmd/caps.h"
 #include "kernel/events.h"
 #include "out/pprof.h"
@@ -106,7 +107,9 @@ void record_usage(FILE *out)
 "                        in the background: frames named once a file comes\n"
 "      --no-demangle     keep C++ and Rust function names as the symbols\n"
 "                        are (mangled)\n"
-"  -v, --verbose         more detail; -vv adds libbpf debug output\n"
+"  -v, --verbose         more detail, and at the end every counter of the\n"
+"                        profile (its comments that start with '#');\n"
+"                        -vv adds libbpf debug output\n"
 "  -h, --help            this help\n"
 "\n"
 "With -- COMMAND, tagprof starts COMMAND, profiles it and the processes it\n"
@@ -488,7 +491,18 @@ static void capture_loop(struct capture *c, const struct record_opts *o,
 		fprintf(stderr, "\r\033[K");
 }
 
-static int write_profile(struct capture *c, const char *path)
+/* -v: every counter of the profile written, as its full comments say. */
+static void print_counters(const struct pprof *pp)
+{
+	const size_t np = strlen(COMMENTS_FULL);
+	const char *line;
+
+	for (size_t i = 0; (line = pprof__comment(pp, i)); i++)
+		if (!strncmp(line, COMMENTS_FULL, np))
+			fprintf(stderr, "tagprof: %s\n", line + np);
+}
+
+static int write_profile(struct capture *c, const char *path, int verbose)
 {
 	struct pprof *pp = capture__take(c);
 	uint8_t *buf = NULL;
@@ -503,6 +517,8 @@ static int write_profile(struct capture *c, const char *path)
 	else
 		fprintf(stderr, "tagprof: wrote %s (%zu bytes, %zu stacks)\n",
 			path, len, pprof__sample_count(pp));
+	if (pp && verbose)
+		print_counters(pp);
 	free(buf);
 	pprof__free(pp);
 	return ret;
@@ -578,7 +594,7 @@ static int run(struct record_opts *o)
 	duration = clock__ns(CLOCK_MONOTONIC) - start;
 	capture__stop(c);
 	capture__print_summary(c, duration);
-	ret = write_profile(c, o->output) ? 1 : 0;
+	ret = write_profile(c, o->output, o->verbose) ? 1 : 0;
 
 	if (ch.pid > 0) {
 		if (child_status < 0 && waitpid(ch.pid, &wstatus, 0) == ch.pid)

@@ -93,13 +93,14 @@ struct pprof {
 	struct pp_label *labels;        /* sorts one sample's labels */
 	size_t labels_cap;
 
-	uint8_t *map_info;      /* MAP_HAS_* per mapping id - 1 */
+	uint8_t *map_info;      /* MAP_* per mapping id - 1 */
 	size_t map_info_cap;
 };
 
 #define MAP_HAS_FILENAMES       0x1
 #define MAP_HAS_LINE_NUMBERS    0x2
 #define MAP_HAS_INLINE_FRAMES   0x4
+#define MAP_EXE                 0x8     /* a process's executable */
 
 /* ---- growable arrays ---- */
 
@@ -352,9 +353,8 @@ cleanup:
 	return id;
 }
 
-int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
-			    bool has_filenames, bool has_line_numbers,
-			    bool has_inline_frames)
+/* Adds flags to a mapping's MAP_* bits. Returns 0, -ENOENT or -ENOMEM. */
+static int map_info_add(struct pprof *p, uint64_t mapping_id, uint8_t flags)
 {
 	size_t old = p->map_info_cap;
 
@@ -365,11 +365,23 @@ int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
 		return -ENOMEM;
 	if (p->map_info_cap > old)
 		memset(p->map_info + old, 0, p->map_info_cap - old);
-	p->map_info[mapping_id - 1] |=
-		(has_filenames ? MAP_HAS_FILENAMES : 0) |
-		(has_line_numbers ? MAP_HAS_LINE_NUMBERS : 0) |
-		(has_inline_frames ? MAP_HAS_INLINE_FRAMES : 0);
+	p->map_info[mapping_id - 1] |= flags;
 	return 0;
+}
+
+int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
+			    bool has_filenames, bool has_line_numbers,
+			    bool has_inline_frames)
+{
+	return map_info_add(p, mapping_id,
+			    (has_filenames ? MAP_HAS_FILENAMES : 0) |
+			    (has_line_numbers ? MAP_HAS_LINE_NUMBERS : 0) |
+			    (has_inline_frames ? MAP_HAS_INLINE_FRAMES : 0));
+}
+
+int pprof__mapping_set_exe(struct pprof *p, uint64_t mapping_id)
+{
+	return map_info_add(p, mapping_id, MAP_EXE);
 }
 
 uint64_t pprof__function(struct pprof *p, const char *name,
@@ -608,6 +620,11 @@ int pprof__add_comment(struct pprof *p, const char *comment)
 cleanup:
 	errno = ENOMEM;
 	return -ENOMEM;
+}
+
+const char *pprof__comment(const struct pprof *p, size_t i)
+{
+	return i < p->ncomments ? p->strs.recs[p->comments[i]] : NULL;
 }
 
 int64_t pprof__time_nanos(const struct pprof *p)
@@ -1025,6 +1042,90 @@ static int select_label(const struct pprof *p, const char *key,
 	return 0;
 }
 
+/* ---- the main mapping ---- */
+
+static bool map_is_exe(const struct pprof *p, uint64_t mapping_id)
+{
+	return mapping_id && mapping_id - 1 < p->map_info_cap &&
+	       (p->map_info[mapping_id - 1] & MAP_EXE);
+}
+
+/* The executable mapping the most of the written samples pass through
+ * (value column 0, or 1 each without columns; a sample counts once per
+ * mapping), into *best; 0 when no written mapping is an executable.
+ * Returns 0 or -ENOMEM. */
+static int busiest_exe(const struct pprof *p, const struct sel *sel,
+		       uint64_t *best)
+{
+	size_t n = p->mappings.n;
+	int64_t *count = NULL;
+	size_t *last = NULL;	/* the last sample counted, + 1, per mapping */
+	bool any = false;
+
+	*best = 0;
+	for (size_t i = 0; i < n && !any; i++)
+		any = keep(sel->map, i) && map_is_exe(p, i + 1);
+	if (!any)
+		return 0;
+	count = calloc(n + 1, sizeof(*count));
+	last = calloc(n + 1, sizeof(*last));
+	if (!count || !last) {
+		free(count);
+		free(last);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const uint64_t *r = p->samples.recs[i];
+		int64_t v = p->ntypes ? p->values[i * p->ntypes] : 1;
+
+		if (!keep(sel->sample, i))
+			continue;
+		for (size_t j = 0; j < r[0]; j++) {
+			uint64_t m = ((const uint64_t *)
+				      p->locations.recs[r[1 + j] - 1])[0];
+
+			if (!map_is_exe(p, m) || last[m] == i + 1)
+				continue;
+			last[m] = i + 1;
+			count[m] += v;
+		}
+	}
+	for (uint64_t m = 1; m <= n; m++)
+		if (keep(sel->map, m - 1) && map_is_exe(p, m) &&
+		    (!*best || count[m] > count[*best]))
+			*best = m;
+	free(count);
+	free(last);
+	return 0;
+}
+
+/* pprof names the program after the profile's first mapping (the File:
+ * and Build ID: of its reports), so the program's main mapping goes
+ * first; the others keep their order and every id stays. The program is
+ * told by samples, not by which process was asked for: record -- CMD
+ * starts a shell or a launcher as often as the program itself, which
+ * then forks or execs it, and -a sees every process; the executable
+ * that most samples pass through is what was profiled. */
+static int main_mapping_first(const struct pprof *p, const struct sel *sel,
+			      Perftools__Profiles__Profile *msg)
+{
+	Perftools__Profiles__Mapping *first;
+	uint64_t best;
+	size_t k = 0;
+	int err = busiest_exe(p, sel, &best);
+
+	if (err || !best)
+		return err;
+	while (k < msg->n_mapping && msg->mapping[k]->id != best)
+		k++;
+	if (k == msg->n_mapping)
+		return 0;
+	first = msg->mapping[k];
+	memmove(msg->mapping + 1, msg->mapping, k * sizeof(*msg->mapping));
+	msg->mapping[0] = first;
+	return 0;
+}
+
 static int encode(const struct pprof *p, const struct sel *sel, uint8_t **out,
 		  size_t *len)
 {
@@ -1039,6 +1140,8 @@ static int encode(const struct pprof *p, const struct sel *sel, uint8_t **out,
 	err = fill_types(p, &e, &msg);
 	if (!err)
 		err = fill_mappings(p, &e, &msg, sel);
+	if (!err)
+		err = main_mapping_first(p, sel, &msg);
 	if (!err)
 		err = fill_functions(p, &e, &msg, sel);
 	if (!err)

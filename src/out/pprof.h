@@ -45,6 +45,12 @@ int pprof__mapping_set_info(struct pprof *p, uint64_t mapping_id,
 			    bool has_filenames, bool has_line_numbers,
 			    bool has_inline_frames);
 
+/* Marks a mapping as the executable of a process that maps it. The
+ * encoding writes first the one of those the most samples pass through,
+ * as pprof takes the first mapping for the program; ids do not change.
+ * Returns 0, -ENOENT for an unknown id, or -ENOMEM. */
+int pprof__mapping_set_exe(struct pprof *p, uint64_t mapping_id);
+
 /* Deduplicated on (name, system_name, filename); either of the last two
  * may be NULL. Returns the function id, 0 on ENOMEM. */
 uint64_t pprof__function(struct pprof *p, const char *name,
@@ -79,6 +85,8 @@ int pprof__add_sample(struct pprof *p, const uint64_t *location_ids,
 void pprof__set_time(struct pprof *p, int64_t time_nanos,
 		     int64_t duration_nanos);
 int pprof__add_comment(struct pprof *p, const char *comment);
+/* The i-th comment added, NULL past the last. */
+const char *pprof__comment(const struct pprof *p, size_t i);
 
 size_t pprof__sample_count(const struct pprof *p);   /* distinct samples */
 int64_t pprof__time_nanos(const struct pprof *p);    /* as set */

@@ -81,6 +81,8 @@ static void add_mappings(struct pprofwin *w, const struct loctab *lt)
 				    m->file, m->build_id);
 		if (loctab__cache_set(&w->maps, w->nmaps + 1, id))
 			return;
+		if (m->exe)
+			pprof__mapping_set_exe(w->pp, id);
 	}
 }
 
@@ -107,6 +109,9 @@ static void mapping_info(struct pprofwin *w, const struct loctab *lt,
 		pprof__mapping_set_info(w->pp, id, m->has_filenames,
 					m->has_line_numbers,
 					m->has_inline_frames);
+	/* Another process that runs it may have mapped it since. */
+	if (m->exe)
+		pprof__mapping_set_exe(w->pp, id);
 }
 
 /* The pprof function ids and lines of location l into fns and lines;

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "proc/procfs.h"
+#include "proc/targetfile.h"
 
 bool procfs__parse_maps_line(char *line, struct procfs_map *m)
 {
@@ -49,15 +51,34 @@ int procfs__parse_maps(FILE *f, procfs_maps_fn fn, void *arg)
 	return ret;
 }
 
+/* "/proc/PID/what" (or /proc/self/what) into buf. */
+static void proc_path(char *buf, size_t len, int pid, const char *what)
+{
+	if (pid != PROCFS_SELF)
+		snprintf(buf, len, "/proc/%d/%s", pid, what);
+	else
+		snprintf(buf, len, "/proc/self/%s", what);
+}
+
 FILE *procfs__open_maps(int pid)
 {
 	char path[64];
 
-	if (pid != PROCFS_SELF)
-		snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/maps");
+	proc_path(path, sizeof(path), pid, "maps");
 	return fopen(path, "re");
+}
+
+bool procfs__exe_id(int pid, uint64_t *dev, uint64_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	proc_path(path, sizeof(path), pid, "exe");
+	if (stat(path, &st))
+		return false;
+	*dev = targetfile__dev(st.st_dev);
+	*ino = st.st_ino;
+	return true;
 }
 
 int procfs__read_maps(int pid, procfs_maps_fn fn, void *arg)

@@ -57,6 +57,12 @@ int procfs__parse_maps(FILE *f, procfs_maps_fn fn, void *arg);
  * opened. */
 FILE *procfs__open_maps(int pid);
 
+/* The device (as maps shows it: targetfile__dev) and inode of the file
+ * pid executes, from stat(2) of /proc/PID/exe: the kernel's own link to
+ * the file the process runs, which no path a user controls takes part
+ * in. false when there is none (a kernel thread, a process gone). */
+bool procfs__exe_id(int pid, uint64_t *dev, uint64_t *ino);
+
 /* procfs__parse_maps over /proc/PID/maps: -errno when it cannot be
  * opened, else what the walk returned. */
 int procfs__read_maps(int pid, procfs_maps_fn fn, void *arg);

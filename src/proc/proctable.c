@@ -181,10 +181,17 @@ struct hdr_map {
 	bool valid;
 };
 
+/* The file a process executes (procfs__exe_id). */
+struct exe_id {
+	uint64_t dev, ino;
+	bool valid;
+};
+
 /* The mapping kept for one line of /proc/PID/maps, into m; false for
  * lines to skip. Notes mappings of file offset 0 in *hdr. */
 static bool map_from_line(struct proctable *t, const struct procfs_map *pm,
-			  struct proc_map *m, struct hdr_map *hdr)
+			  struct proc_map *m, struct hdr_map *hdr,
+			  const struct exe_id *exe)
 {
 	if (pm->offset == 0 && pm->ino && pm->end > pm->start)
 		*hdr = (struct hdr_map){ pm->start, pm->dev, pm->ino, true };
@@ -207,6 +214,7 @@ static bool map_from_line(struct proctable *t, const struct procfs_map *pm,
 		return false;
 	if (hdr->valid && hdr->dev == pm->dev && hdr->ino == pm->ino)
 		m->hdr_start = hdr->start;
+	m->exe = exe->valid && exe->dev == pm->dev && exe->ino == pm->ino;
 	return true;
 }
 
@@ -217,6 +225,7 @@ struct maps_load {
 	size_t n, cap;
 	size_t old;		/* bytes the maps it replaces count */
 	struct hdr_map hdr;
+	struct exe_id exe;
 };
 
 /* Mappings are counted as they are kept, with the binary records they
@@ -235,7 +244,7 @@ static int keep_map(const struct procfs_map *pm, void *arg)
 	if (grow__array_max(&l->maps, &l->cap, l->n + 1, sizeof(*l->maps),
 			    32, MAX_MAPS))
 		return 1;
-	if (map_from_line(t, pm, &l->maps[l->n], &l->hdr)) {
+	if (map_from_line(t, pm, &l->maps[l->n], &l->hdr, &l->exe)) {
 		l->n++;
 		t->stats.maps_bytes += sizeof(*l->maps);
 	}
@@ -255,6 +264,9 @@ static int load_maps(struct proctable *t, struct proc *p)
 		t->stats.maps_failed++;
 		return -errno;
 	}
+	/* Its executable's mappings are known by the file (dev, ino), not
+	 * by a path, which may name another file by now. */
+	l.exe.valid = procfs__exe_id(p->pid, &l.exe.dev, &l.exe.ino);
 	/* A read error ends the list: what was read is kept. */
 	procfs__parse_maps(f, keep_map, &l);
 	fclose(f);

@@ -39,6 +39,7 @@ struct proc_map {
 	uint64_t start, end, offset;
 	struct binary *bin;	/* NULL for anonymous memory */
 	bool anon_exec;		/* executable anonymous memory (JIT) */
+	bool exe;		/* maps the file the process executes */
 	uint64_t hdr_start;	/* where this process maps the file's offset
 				 * 0 (its ELF header), 0 if nowhere */
 	uint32_t loctab_id;	/* loctab mapping id, valid for loctab_gen */

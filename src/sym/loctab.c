@@ -240,6 +240,12 @@ void loctab__mapping_set_info(struct loctab *t, uint32_t mapping,
 	m->has_inline_frames |= has_inline_frames;
 }
 
+void loctab__mapping_set_exe(struct loctab *t, uint32_t mapping)
+{
+	if (mapping && mapping <= t->maps.n)
+		((struct loctab_mapping *)t->maps.recs)[mapping - 1].exe = true;
+}
+
 uint32_t loctab__function(struct loctab *t, const char *name,
 			  const char *system_name, const char *file)
 {

@@ -22,6 +22,8 @@ struct loctab_mapping {
 	const char *build_id;		/* NULL: none known */
 	/* What its locations' lines hold, as far as the symbolizer knows. */
 	bool has_filenames, has_line_numbers, has_inline_frames;
+	bool exe;			/* the executable of a process that
+					 * maps it (loctab__mapping_set_exe) */
 };
 
 struct loctab_function {
@@ -66,6 +68,10 @@ uint32_t loctab__mapping(struct loctab *t, uint64_t start, uint64_t limit,
 void loctab__mapping_set_info(struct loctab *t, uint32_t mapping,
 			      bool has_filenames, bool has_line_numbers,
 			      bool has_inline_frames);
+
+/* Marks a mapping as the executable of a process it was seen in: the
+ * candidates for the profile's main mapping. */
+void loctab__mapping_set_exe(struct loctab *t, uint32_t mapping);
 
 /* Deduplicated on (name, system_name, file); either of the last two may
  * be NULL. Returns the id, 0 on ENOMEM. */

@@ -211,6 +211,8 @@ static uint32_t map_mapping(struct symbolizer *z, struct proc *p,
 	}
 	m->loctab_id = loctab__mapping(z->lt, m->start, m->end, m->offset, file,
 				       build_id);
+	if (m->exe)
+		loctab__mapping_set_exe(z->lt, m->loctab_id);
 	m->loctab_gen = z->gen;
 	return m->loctab_id;
 }

@@ -244,7 +244,7 @@ sleep 5
 stop $ag; rc=$?
 wait $wl
 # Every file of a window says how many it dropped: count each window once.
-dropped=$(for f in "$TMP"/m/*.pb.gz; do pprof "$f" -raw | sed -n "s/.* \([0-9]*\) dropped over the memory limit.*/${f##*/} \1/p"; done |
+dropped=$(for f in "$TMP"/m/*.pb.gz; do pprof "$f" -raw | sed -n "s/^Comment: # samples: .* \([0-9]*\) dropped over the memory limit.*/${f##*/} \1/p"; done |
 	awk '{ split($1, w, "_"); if ($2 > d[w[1]]) d[w[1]] = $2 } END { for (k in d) s += d[k]; print s + 0 }')
 # The dropped samples are in a file of their own, as a frame that says so:
 # a window that dropped everything still writes it.

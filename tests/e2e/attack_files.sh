@@ -19,7 +19,8 @@ DUR=3
 AGENT_UID=64000		# no passwd entry needed; owns nothing the attacker does
 CAPS=+bpf,+perfmon,+sys_ptrace,+dac_read_search
 
-comments() { pprof "$1" -raw | sed -n 's/^Comment: //p'; }
+# comments FILE: the profile's counter lines ('# ' comments), without '# '.
+comments() { pprof "$1" -raw | sed -n 's/^Comment: # //p'; }
 # count FILE TEXT: the number before TEXT in the comments (0 if absent).
 count() {
 	comments "$1" | grep -o "[0-9]* $2" | head -1 | awk '{ print $1 + 0 }' |

@@ -44,7 +44,7 @@ if [ $rc -eq 0 ] && [ $ms -le 5000 ] && pprof "$out" -raw >/dev/null; then
 else
 	fail otelctx_record "rc=$rc after $ms ms, profile: $(ls -la "$out" 2>&1); $(tail -2 "$TMP/rec.err")"
 fi
-c=$(pprof "$out" -raw 2>/dev/null | grep '^Comment: process context')
+c=$(pprof "$out" -raw 2>/dev/null | grep '^Comment: # process context')
 n=$(refused "$c")
 kept=$(total "$out" -tagfocus='process=^deepctx$')
 if [ "$n" -ge 3 ] && [ "$kept" -gt 0 ] && grep -q 'payloads refused' "$TMP/rec.err"; then
@@ -80,7 +80,7 @@ else
 fi
 last=$(ls "$dir"/*.pb.gz 2>/dev/null | tail -1)
 n=$(refused "$(grep 'process context' "$TMP/agent.err")")
-m=$(refused "$(pprof "$last" -raw 2>/dev/null | grep '^Comment: process context')")
+m=$(refused "$(pprof "$last" -raw 2>/dev/null | grep '^Comment: # process context')")
 if [ "$n" -ge 3 ] && [ "$m" -ge 3 ]; then
 	pass otelctx_agent_counted
 else

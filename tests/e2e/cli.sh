@@ -152,7 +152,7 @@ tables() {
 	bid=$(readelf -n "$WORKLOADS/callchain" | sed -n 's/.*Build ID: //p')
 	echo "$raw" | grep -q "$WORKLOADS/callchain $bid" || { echo "mapping/build id $bid"; return 1; }
 	echo "$raw" | grep -qE 'leaf_a' || { echo "function names"; return 1; }
-	echo "$raw" | grep -q 'Comment: samples:' || { echo "comments"; return 1; }
+	echo "$raw" | grep -q '^Comment: # samples:' || { echo "comments"; return 1; }
 }
 check cli_profile_tables tables
 

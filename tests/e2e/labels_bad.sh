@@ -47,7 +47,7 @@ else
 fi
 
 # Each kind of failure is counted.
-c=$(pprof "$out" -raw | grep '^Comment: thread context:')
+c=$(pprof "$out" -raw | grep '^Comment: # thread context:')
 echo "$c" >&2
 num() { echo "$c" | grep -oE "[0-9]+ $1" | head -1 | cut -d' ' -f1; }
 missing=""

@@ -19,7 +19,7 @@ need_bpf labels_filter_keeps labels_filter_only_match labels_filter_prefix_none 
 
 # cnum FILE TEXT: the number before TEXT in the profile's comments.
 cnum() {
-	pprof "$1" -raw | grep '^Comment: thread context:' |
+	pprof "$1" -raw | grep '^Comment: # thread context:' |
 		grep -oE "[0-9]+ $2" | head -1 | cut -d' ' -f1 | grep . || echo 0
 }
 

@@ -69,17 +69,17 @@ share_check() {
 # entry unknown (2 per sample, thousands).
 ctx_check() {
 	local name=$1 f=$2 pc tc refused bad unknown
-	pc=$(pprof "$f" -raw | grep '^Comment: process context')
-	tc=$(pprof "$f" -raw | grep '^Comment: thread context')
+	pc=$(pprof "$f" -raw | grep '^Comment: # process context')
+	tc=$(pprof "$f" -raw | grep '^Comment: # thread context')
 	refused=$(grep -oE '[0-9]+ payloads refused' <<<"$pc" | cut -d' ' -f1)
 	bad=$(grep -oE '[0-9]+ (malformed|decoded as neither)' <<<"$pc" | cut -d' ' -f1)
 	unknown=$(grep -oE '[0-9]+ unknown key' <<<"$tc" | cut -d' ' -f1)
-	echo "$name: ${pc#Comment: }; ${unknown:-?} unknown key" >&2
+	echo "$name: ${pc#Comment: # }; ${unknown:-?} unknown key" >&2
 	if [ "$refused" = 0 ] && [ "$bad" = 0 ] && [ -n "$unknown" ] &&
 	   [ "$unknown" -le 160 ]; then
 		pass "$name"
 	else
-		fail "$name" "refused ${refused:-?}, malformed/neither ${bad:-?}, unknown key ${unknown:-?} (want 0, 0, <= 160); ${pc#Comment: }"
+		fail "$name" "refused ${refused:-?}, malformed/neither ${bad:-?}, unknown key ${unknown:-?} (want 0, 0, <= 160); ${pc#Comment: # }"
 	fi
 }
 

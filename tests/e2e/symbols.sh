@@ -38,8 +38,9 @@ record() {
 	fi
 }
 
-# comments FILE: the profile's comments.
-comments() { pprof "$1" -raw | sed -n 's/^Comment: //p'; }
+# comments FILE: the profile's counter lines (its comments that start
+# with '# ', without it).
+comments() { pprof "$1" -raw | sed -n 's/^Comment: # //p'; }
 
 # count FILE TEXT: the number before TEXT in the comments (0 if absent).
 count() {

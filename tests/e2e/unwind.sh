@@ -76,7 +76,7 @@ for mode in dwarf auto fp; do
 		fi
 		# What the profile says of its own unwinding: fp copies no stack
 		# and asks CFI nothing.
-		c=$(pprof "$out" -comments | grep '^unwind ')
+		c=$(pprof "$out" -comments | sed -n 's/^# \(unwind \)/\1/p')
 		if grep -Eq '^unwind fp: 0 samples with a stack copy .*since start: 0 stacks from CFI,' <<<"$c"; then
 			pass unwind_fp_no_copies
 		else

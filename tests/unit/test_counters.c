@@ -13,6 +13,7 @@
 #include "proc/ctxwatch.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
+#include "sym/symbolizer.h"
 #include "unwind/unwind.h"
 
 #include "check.h"
@@ -112,6 +113,50 @@ static void test_render_short(void)
 	CHECK(counters__render(NULL, 0, "unwind", &l, &v) == n);
 }
 
+/* A line of problems: zero counters left out with their separators,
+ * the parentheses of one left out too, a part's label before the first
+ * counter it shows, words around a counter's text. */
+static void test_render_nonzero(void)
+{
+	static const struct counter_ref refs[] = {
+		COUNTER(TP, ustack_copied),
+		COUNTER_SUB(TP, ustack_probes),
+		COUNTER(TP, ustack_failed),
+		COUNTER_SUB(TP, ustack_short),
+		COUNTER_PART("since start", UNWIND, cfi_used),
+		COUNTER(UNWIND, marked),
+		COUNTER_WITH("samples", TP, lost, "here"),
+	};
+	struct tp_stats tp = { .ustack_probes = 2, .ustack_failed = 3,
+			       .ustack_short = 1, .lost = 4 };
+	struct unwind_stats us = { .marked = 5 };
+	struct counter_values v = { .group = {
+		[CG_TP] = &tp, [CG_UNWIND] = &us } };
+	struct counter_line l = COUNTER_LINE_NONZERO(refs);
+	struct counter_line full = COUNTER_LINE(refs);
+	char buf[512];
+
+	counters__render(buf, sizeof(buf), "problems", &l, &v);
+	CHECK(!strcmp(buf, "problems: 3 copies failed (1 cut short by the "
+		      "stack's end); since start: 5 processes marked for "
+		      "CFI, 4 samples lost (ring buffer full) here"));
+	/* nothing in the first part: the second has no "; " before it */
+	tp = (struct tp_stats){ .lost = 1 };
+	counters__render(buf, sizeof(buf), NULL, &l, &v);
+	CHECK(!strcmp(buf, "since start: 5 processes marked for CFI, 1 "
+		      "samples lost (ring buffer full) here"));
+	us.marked = 0;
+	tp.lost = 0;
+	CHECK(counters__render(buf, sizeof(buf), "problems", &l, &v) == 10);
+	CHECK(!strcmp(buf, "problems: "));
+	/* the same refs in full: every counter, zeros included */
+	counters__render(buf, sizeof(buf), NULL, &full, &v);
+	CHECK(!strcmp(buf, "0 samples with a stack copy (0 auto probes), 0 "
+		      "copies failed (0 cut short by the stack's end); since "
+		      "start: 0 stacks from CFI, 0 processes marked for CFI, "
+		      "0 samples lost (ring buffer full) here"));
+}
+
 /* ---- the comments and the summary (capture/comments.h) ---- */
 
 /* Every group's struct (its i-th counter its i-th uint64_t), each counter
@@ -163,17 +208,50 @@ static bool says(const char *text, uint64_t n, bool kib, const char *what)
 	return false;
 }
 
-static void window_comments(struct counter_values v, struct tp_stats *cpu,
-			    int ncpus)
+/* The comments that start with COMMENTS_FULL, without it. */
+static char full[16384];
+
+static void window_comments_at(struct counter_values v, struct tp_stats *cpu,
+			       int ncpus, uint64_t freq, uint64_t period)
 {
 	struct proccfg_filters flt = { 0 };
 	struct comments_in in = { .v = v, .event = "cpu-clock",
+				  .freq = freq, .period = period,
 				  .unwind = TP_UNWIND_FP,
 				  .ksym_source = "kallsyms", .per_cpu = cpu,
-				  .ncpus = ncpus, .filters = &flt };
+				  .ncpus = ncpus, .duration_ns = 2049000000,
+				  .filters = &flt };
+	const size_t np = strlen(COMMENTS_FULL);
+	char *p, *f = full;
 
 	shown[0] = '\0';
 	comments__window(&in, collect, NULL);
+	for (p = shown; *p; p = strchr(p, '\n') + 1) {
+		size_t len = strcspn(p, "\n") + 1;
+
+		if (strncmp(p, COMMENTS_FULL, np))
+			continue;
+		memcpy(f, p + np, len - np);
+		f += len - np;
+	}
+	*f = '\0';
+}
+
+static void window_comments(struct counter_values v, struct tp_stats *cpu,
+			    int ncpus)
+{
+	window_comments_at(v, cpu, ncpus, 99, 0);
+}
+
+/* How many lines of text do not start with COMMENTS_FULL: what report
+ * headers show. */
+static int headed(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; *p; p = strchr(p, '\n') + 1)
+		n += !!strncmp(p, COMMENTS_FULL, strlen(COMMENTS_FULL));
+	return n;
 }
 
 /* A counter added to a list and to no line would be missing from every
@@ -198,7 +276,81 @@ static void test_comments_show_every_counter(void)
 	CHECK(!strstr(shown, " ?"));	/* every reference found its list */
 }
 
-/* Lines as they were: first words and the lines' order. */
+/* The first screen: what was recorded, then the problems that are not
+ * zero, nothing else outside the full lines. */
+static void test_comments_first_screen(void)
+{
+	struct counter_values v = { 0 };
+	struct symbolizer_stats zs = { .no_symbol = 40, .user_frames = 90 };
+	struct debuginfo_stats ds = { .debug_missing = 3, .files = 4 };
+	struct tp_stats tp = { .lost = 12, .samples = 100 };
+
+	window_comments(v, NULL, 0);
+	CHECK(!strncmp(shown, "tagprof " TAGPROF_VERSION ": cpu-clock at 99 "
+		       "Hz, 2.0 s\n", strlen(TAGPROF_VERSION) + 33));
+	CHECK(headed(shown) == 1);
+	window_comments_at(v, NULL, 0, 0, 250000);
+	CHECK(!strncmp(shown, "tagprof " TAGPROF_VERSION ": cpu-clock every "
+		       "250000 events, 2.0 s\n",
+		       strlen(TAGPROF_VERSION) + 42));
+
+	v.group[CG_SYMBOLIZER] = &zs;
+	v.group[CG_DEBUGINFO] = &ds;
+	v.group[CG_TP] = &tp;
+	window_comments(v, NULL, 0);
+	CHECK(headed(shown) == 2);
+	CHECK(strstr(shown, "\nproblems: 12 samples lost (ring buffer full), "
+		     "3 stripped binaries without debug info, 40 user frames "
+		     "without symbol\n" COMMENTS_FULL));
+
+	/* Every problem at its largest still fits, whole. */
+	for (int g = 0; g < CG_COUNT; g++)
+		memset(store[g], 0xff, sizeof(store[g]));
+	for (int g = 0; g < CG_COUNT; g++)
+		v.group[g] = store[g];
+	window_comments(v, NULL, 0);
+	CHECK(headed(shown) == 2);
+	CHECK(strstr(shown, " of CFI\n" COMMENTS_FULL));
+}
+
+/* Every problem counter, each with its own number, and each once. */
+static void test_comments_problems_each(void)
+{
+	struct counter_values v = fill();
+	const char *line, *end;
+
+	window_comments(v, NULL, 0);
+	line = strstr(shown, "\nproblems: ");
+	CHECK(line);
+	if (!line)
+		return;
+	end = strchr(line + 1, '\n');
+	for (int g = 0; g < CG_COUNT; g++) {
+		size_t n;
+		const struct counter_def *d = counters__group(g, &n);
+
+		for (size_t i = 0; i < n; i++) {
+			char num[32];
+			const char *p = line, *at = NULL;
+			int seen = 0;
+
+			snprintf(num, sizeof(num), " %llu ",
+				 (unsigned long long)shown_as(g, i));
+			while ((p = strstr(p + 1, num)) && p < end) {
+				at = p;
+				seen++;
+			}
+			CHECK(seen <= 1);
+			/* its list's text is in the line, after its number */
+			if (at && !d[i].kib)
+				CHECK(strstr(at, d[i].text) &&
+				      strstr(at, d[i].text) < end);
+		}
+	}
+}
+
+/* Lines as they were, each after COMMENTS_FULL: first words and the
+ * lines' order. */
 static void test_comments_lines(void)
 {
 	struct tp_stats cpu[3] = { { .lost = 0 }, { .lost = 7 } };
@@ -210,7 +362,7 @@ static void test_comments_lines(void)
 		"thread context: ", "process context since start: ",
 		"register tags: ", "unwind fp: ",
 	};
-	const char *p = shown;
+	const char *p = full;
 
 	window_comments(fill(), cpu, 3);
 	for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); i++) {
@@ -232,7 +384,7 @@ static bool matches(const char *text, const char *re)
 	return m;
 }
 
-/* What the e2e tests look for in the comments (tests/e2e/NAME.sh). */
+/* What the e2e tests look for in the full lines (tests/e2e/NAME.sh). */
 static void test_comments_as_tests_read_them(void)
 {
 	struct counter_values v = fill();
@@ -268,8 +420,8 @@ static void test_comments_as_tests_read_them(void)
 	store[CG_UNWIND][offsetof(struct unwind_stats, cfi_used) / 8] = 0;
 	window_comments(v, NULL, 0);
 	for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++)
-		if (!matches(shown, res[i])) {
-			fprintf(stderr, "  /%s/ not in:\n%s", res[i], shown);
+		if (!matches(full, res[i])) {
+			fprintf(stderr, "  /%s/ not in:\n%s", res[i], full);
 			CHECK(0);
 		}
 }
@@ -364,7 +516,10 @@ int main(void)
 	RUN(test_render);
 	RUN(test_render_kib);
 	RUN(test_render_short);
+	RUN(test_render_nonzero);
 	RUN(test_comments_show_every_counter);
+	RUN(test_comments_first_screen);
+	RUN(test_comments_problems_each);
 	RUN(test_comments_lines);
 	RUN(test_comments_as_tests_read_them);
 	RUN(test_summary);

@@ -21,6 +21,12 @@ static void test_dedup(void)
 	m2 = loctab__mapping(t, 0x1000, 0x2000, 0, "/bin/a", NULL);
 	CHECK(m2 == 2);
 	CHECK(loctab__mapping(t, 0x1000, 0x2000, 0x10, "/bin/a", NULL) == 3);
+	/* Being an executable is a mark, not part of the key. */
+	CHECK(!loctab__mapping_at(t, m)->exe);
+	loctab__mapping_set_exe(t, m);
+	loctab__mapping_set_exe(t, 99);		/* no such id: nothing */
+	CHECK(loctab__mapping_at(t, m)->exe && !loctab__mapping_at(t, m2)->exe);
+	CHECK(loctab__mapping(t, 0x1000, 0x2000, 0, "/bin/a", "ab12") == m);
 
 	/* A copy of the name finds the same function. */
 	snprintf(name, sizeof(name), "%s", "main");

@@ -148,6 +148,7 @@ static bool resolve(struct loctab *lt, struct frames *fr)
 	fr->libc2 = loctab__mapping(lt, LIBC_START + 0x1000,
 				    LIBC_START + 0x2000, 0x3000,
 				    "/lib/libc.so.6", "abcd");
+	loctab__mapping_set_exe(lt, fr->libc2);	/* as if a program */
 	fns[0] = loctab__function(lt, "[libc.so.6]", NULL, NULL);
 	fr->other = loctab__location(lt, fr->libc2, LIBC_START + 0x1800, fns,
 				     NULL, 1);
@@ -187,6 +188,7 @@ static struct pprof *direct(void)
 	pprof__add_sample(pp, locs, 3, v, labels_a, 4);
 	lm2 = pprof__mapping(pp, LIBC_START + 0x1000, LIBC_START + 0x2000,
 			     0x3000, "/lib/libc.so.6", "abcd");
+	pprof__mapping_set_exe(pp, lm2);	/* written first */
 	fns[0] = pprof__function(pp, "[libc.so.6]", NULL, NULL);
 	locs[3] = pprof__location(pp, lm2, LIBC_START + 0x1800, fns, NULL, 1);
 	v[0] = 1, v[1] = 1000;
@@ -243,6 +245,9 @@ static void test_same_as_direct(void)
 	if (strcmp(a, b))
 		fprintf(stderr, "  got:\n%s  want:\n%s", a, b);
 	CHECK(!strcmp(a, b));
+	/* The executable's mapping first, its id kept. */
+	CHECK(strstr(a, "\nmapping 3 "));
+	CHECK(strstr(a, "\nmapping 3 ") < strstr(a, "\nmapping 1 "));
 	/* Two distinct samples and the two kinds lost. */
 	CHECK(pprof__sample_count(got) == 4);
 	/* The next window starts empty. */

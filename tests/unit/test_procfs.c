@@ -379,6 +379,33 @@ static void test_root_path(void)
 	CHECK(procfs__root_path(buf, 16, 42, "/a", 2));
 }
 
+/* The executable's identity is the file's, as maps shows it: the
+ * program's own text mapping has it; a process gone has none. */
+static int exe_text(const struct procfs_map *m, void *arg)
+{
+	const uint64_t *id = arg;
+
+	return procfs_map__exec(m) && m->dev == id[0] && m->ino == id[1];
+}
+
+static void test_exe_id(void)
+{
+	uint64_t id[2] = { 0, 0 };
+	struct stat st;
+	pid_t child;
+
+	CHECK(procfs__exe_id(getpid(), &id[0], &id[1]));
+	CHECK(!stat("/proc/self/exe", &st) && st.st_ino == id[1]);
+	CHECK(procfs__read_maps(getpid(), exe_text, id) == 1);
+	CHECK(procfs__exe_id(PROCFS_SELF, &id[0], &id[1]) && id[1] == st.st_ino);
+	child = fork();
+	if (child == 0)
+		_exit(0);
+	CHECK(child > 0);
+	waitpid(child, NULL, 0);
+	CHECK(!procfs__exe_id(child, &id[0], &id[1]));
+}
+
 /* Opened through the root path, a file is the process's own, and a link
  * on the way is refused, as targetfile refuses any: one pointing out of
  * the root, one to a file inside it, one in the directories above. */
@@ -428,6 +455,7 @@ int main(void)
 	RUN(test_mem_fallback);
 	RUN(test_undeleted_len);
 	RUN(test_root_path);
+	RUN(test_exe_id);
 	RUN(test_root_open);
 	CHECK_EXIT();
 }

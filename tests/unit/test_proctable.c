@@ -114,11 +114,13 @@ static void test_find_map(void)
 	m = proctable__find_map(t, p, ADDR(pt_here));
 	CHECK(m && m->start <= ADDR(pt_here) && ADDR(pt_here) < m->end);
 	CHECK(m->bin && !m->anon_exec && m->hdr_start);
+	CHECK(m->exe);		/* this program's own code */
 	CHECK(proctable__map_at(p, ADDR(pt_here)) == m);
 	/* libc's own getpid (the program's &getpid may be a PLT entry). */
 	libc_fn = dlsym(RTLD_DEFAULT, "getpid");
 	m = libc_fn ? proctable__find_map(t, p, ADDR(libc_fn)) : NULL;
 	CHECK(m && m->bin && !strncmp(m->bin->name, "libc", 4));
+	CHECK(!m->exe);
 	CHECK(!proctable__map_at(p, 0x1000));
 	ver = p->maps_ver;
 	jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC,

@@ -1,0 +1,84 @@
+/* A program whose own function is all it runs: own_work() spins for
+ * SECONDS (default 2) and nothing else is on its stacks. It is linked
+ * static without a C library (the Makefile's rule), so its profile has
+ * one mapping and no frame of a library whose symbols or debug info vary
+ * from machine to machine: on any machine, tagprof has nothing to report
+ * as a problem for it. Its stacks end at _start, which clears the frame
+ * pointer as the x86-64 ABI asks, so a frame-pointer walk stops there.
+ * usage: ownwork [SECONDS] */
+
+#define SYS_EXIT_GROUP		231
+#define SYS_CLOCK_GETTIME	228
+#define CLOCK_MONOTONIC		1
+#define STEPS			1000000ul	/* about 1 ms of work */
+
+struct timespec_ {
+	long tv_sec, tv_nsec;
+};
+
+static long syscall2(long nr, long a, long b)
+{
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static unsigned long now_ms(void)
+{
+	struct timespec_ ts = { 0, 0 };
+
+	syscall2(SYS_CLOCK_GETTIME, CLOCK_MONOTONIC, (long)&ts);
+	return (unsigned long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static volatile unsigned long sink;
+
+/* The work: xorshift steps, each depending on the last (the empty asm
+ * keeps the compiler from folding them). */
+static __attribute__((noinline)) unsigned long own_work(unsigned long n)
+{
+	unsigned long x = sink | 1;
+
+	while (n--) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		__asm__("" : "+r"(x));
+	}
+	return sink = x;
+}
+
+/* SECONDS from argv[1]: decimal digits, else the default. */
+static unsigned long seconds(long argc, char **argv)
+{
+	unsigned long s = 0;
+	const char *p = argc > 1 ? argv[1] : "";
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		s = s * 10 + (unsigned long)(*p - '0');
+	return s ? s : 2;
+}
+
+/* Called by _start with the initial stack: argc, then argv. */
+__attribute__((noinline, used, noreturn)) void ownwork_main(long *sp)
+{
+	unsigned long end = now_ms() + 1000 * seconds(sp[0], (char **)(sp + 1));
+
+	while (now_ms() < end)
+		own_work(STEPS);
+	syscall2(SYS_EXIT_GROUP, 0, 0);
+	__builtin_unreachable();
+}
+
+/* A function symbol with its size, so _start names its frames. */
+__asm__(".globl _start\n"
+	".type _start, @function\n"
+	"_start:\n"
+	"	xor %ebp, %ebp\n"
+	"	mov %rsp, %rdi\n"
+	"	and $-16, %rsp\n"
+	"	call ownwork_main\n"
+	"	hlt\n"
+	".size _start, . - _start\n");
