@@ -102,7 +102,13 @@ static const struct counter_ref debug_info_refs[] = {
 	COUNTER(DEBUGINFO, dwarf_changed),
 	COUNTER_PART(NULL, DEBUGINFO, files),
 	COUNTER(DEBUGINFO, shared),
-	COUNTER_PART("debuginfod", DEBUGINFO, fetch_asked),
+};
+LINE(debug_info);
+
+/* Debug files asked of debuginfod servers (sym/debuginfod.h); record's
+ * summary shows the line too, when any was asked. */
+static const struct counter_ref debuginfod_refs[] = {
+	COUNTER(DEBUGINFO, fetch_asked),
 	COUNTER(DEBUGINFO, fetch_fetched),
 	COUNTER(DEBUGINFO, fetch_not_found),
 	COUNTER(DEBUGINFO, fetch_timed_out),
@@ -111,7 +117,7 @@ static const struct counter_ref debug_info_refs[] = {
 	COUNTER(DEBUGINFO, fetch_not_asked),
 	COUNTER(SYMBOLIZER, named_late),
 };
-LINE(debug_info);
+LINE(debuginfod);
 
 /* How the files that processes named were opened, and what was refused
  * (targetfile.h): an attack on the agent shows here. */
@@ -209,9 +215,12 @@ static const struct counter_ref problems_refs[] = {
 		     debug_build_id_mismatch, NULL),
 	COUNTER_WITH("debug files", DEBUGINFO, debug_bad, NULL),
 	COUNTER_WITH("DWARF", DEBUGINFO, dwarf_errors, NULL),
-	COUNTER_WITH("DWARF files", DEBUGINFO, dwarf_too_big, NULL),
 	COUNTER_WITH(NULL, DEBUGINFO, dwarf_external, "refused"),
 	COUNTER_WITH(NULL, DEBUGINFO, symbols_over_budget, NULL),
+	COUNTER_WITH("debuginfod fetches", DEBUGINFO, fetch_timed_out, NULL),
+	COUNTER_WITH("debuginfod files", DEBUGINFO, fetch_refused, NULL),
+	COUNTER_WITH("debuginfod fetches", DEBUGINFO, fetch_failed, NULL),
+	COUNTER_WITH("debuginfod fetches", DEBUGINFO, fetch_not_asked, NULL),
 	COUNTER_WITH("user frames", SYMBOLIZER, unmapped, NULL),
 	COUNTER_WITH("user frames", SYMBOLIZER, no_symbol, NULL),
 	COUNTER_WITH("kernel frames", SYMBOLIZER, kernel_no_symbol, NULL),
@@ -260,18 +269,6 @@ static const struct counter_ref ctx_refusals_refs[] = {
 	COUNTER(CTXWATCH, ctx_malformed),
 };
 LINE(ctx_refusals);
-
-static const struct counter_ref debuginfod_refs[] = {
-	COUNTER(DEBUGINFO, fetch_asked),
-	COUNTER(DEBUGINFO, fetch_fetched),
-	COUNTER(DEBUGINFO, fetch_not_found),
-	COUNTER(DEBUGINFO, fetch_timed_out),
-	COUNTER(DEBUGINFO, fetch_refused),
-	COUNTER(DEBUGINFO, fetch_failed),
-	COUNTER(DEBUGINFO, fetch_not_asked),
-	COUNTER(SYMBOLIZER, named_late),
-};
-LINE(debuginfod);
 
 static const struct counter_ref thread_context_summary_refs[] = {
 	COUNTER(TP, ctx_read),
@@ -379,6 +376,7 @@ void comments__window(const struct comments_in *in,
 	emit_line(&e, "processes since start", &processes);
 	emit_line(&e, "symbols since start", &symbols);
 	emit_line(&e, "debug info since start", &debug_info);
+	emit_line(&e, "debuginfod since start", &debuginfod);
 	emit_line(&e, "target files since start", &target_files);
 	emit_line(&e, "thread context", &thread_context);
 	emit_line(&e, "process context since start", &process_context);

@@ -225,7 +225,7 @@ line() { sed -n 's/^tagprof: debuginfod: //p' "$TMP/$1.err" | tail -1; }
 # comment NAME: the debuginfod part of the profile's comments, if any.
 comment() {
 	go tool pprof -comments "$TMP/$1.pb.gz" 2>/dev/null |
-		grep -o 'debuginfod: [^;]*' | tail -1 | sed 's/^debuginfod: //'
+		sed -n 's/^# debuginfod since start: //p' | tail -1
 }
 # num TEXT WORD: the number before WORD in TEXT, empty when WORD is absent.
 num() { grep -o "[0-9][0-9]* $2" <<<"$1" | head -1 | awk '{ print $1 }'; }

@@ -358,7 +358,8 @@ static void test_comments_lines(void)
 		"tagprof ", "event: cpu-clock", "samples: ", "lost on cpu 1: 7",
 		"frames since start: ", "kernel names since start, from "
 		"kallsyms: ", "processes since start: ", "symbols since start: ",
-		"debug info since start: ", "target files since start: ",
+		"debug info since start: ", "debuginfod since start: ",
+		"target files since start: ",
 		"thread context: ", "process context since start: ",
 		"register tags: ", "unwind fp: ",
 	};
