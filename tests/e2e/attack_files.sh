@@ -19,6 +19,14 @@ DUR=3
 AGENT_UID=64000		# no passwd entry needed; owns nothing the attacker does
 CAPS=+bpf,+perfmon,+sys_ptrace,+dac_read_search
 
+# The attackers' frames that tagprof could not name stay unnamed, and
+# pprof would then look for their binaries at the planted paths itself
+# (opening the link's target): what is checked here is what tagprof
+# touches, so pprof never symbolizes.
+pprof() {
+	local f=$1; shift
+	go tool pprof -symbolize=none "$@" "$f" 2>"$TMP/pprof.err"
+}
 # comments FILE: the profile's counter lines ('# ' comments), without '# '.
 comments() { pprof "$1" -raw | sed -n 's/^Comment: # //p'; }
 # count FILE TEXT: the number before TEXT in the comments (0 if absent).
