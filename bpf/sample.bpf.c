@@ -2,7 +2,10 @@
 /* The sampler's entry programs. A perf_event program on every CPU hands
  * each sample to the collector (collect.bpf.h), which turns it into a
  * ring-buffer record with ids, time, comm and both stacks. Tracepoints on
- * exec and exit tell the agent when a pid's memory map goes stale. */
+ * exec and exit tell the agent when a pid's memory map goes stale. They are
+ * raw tracepoints, not tp_btf: attaching a tp_btf program makes libbpf parse
+ * the whole kernel BTF (tens of ms at every start), while CO-RE alone can
+ * make do with the cut-down copy src/kernel/btfcut.c keeps. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -40,7 +43,7 @@ static __always_inline void send_task_event(struct task_struct *task,
 	bpf_ringbuf_submit(e, 0);
 }
 
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *task)
 {
 	send_task_event(task, TP_REC_EXEC);
@@ -48,7 +51,7 @@ int BPF_PROG(on_exec, struct task_struct *task)
 }
 
 /* Fires per thread; only the last thread out ends the process. */
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *task)
 {
 	__u32 pid = BPF_CORE_READ(task, tgid);
@@ -62,7 +65,7 @@ int BPF_PROG(on_exit, struct task_struct *task)
 }
 
 /* With -- COMMAND, processes the command forks are profiled too. */
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ppid = BPF_CORE_READ(parent, tgid);

@@ -48,6 +48,8 @@ struct record_opts {
 	char *label_key, *label_val;	/* --label KEY=VALUE */
 	char *tag_field, *tag_name;	/* --tag FIELD=NAME */
 	int verbose;
+	uint64_t start_cpu_ns;	/* CPU and monotonic time at main, for -v */
+	uint64_t start_ns;
 	char **command;		/* after --, or NULL */
 	int until_pidfd;	/* --until-exit: a pidfd, or -1 */
 	uint32_t until_pid;
@@ -579,6 +581,14 @@ static int run(struct record_opts *o)
 		goto cleanup;
 	}
 	start = clock__ns(CLOCK_MONOTONIC);
+	if (o->verbose)
+		/* From main: the exec and the dynamic loader before it are
+		 * the same for any program of this size (tests/bench/startup.sh
+		 * measures them apart). */
+		fprintf(stderr, "tagprof: start-up: %.1f ms CPU, %.1f ms wall "
+			"until sampling began\n",
+			(clock__ns(CLOCK_PROCESS_CPUTIME_ID) - o->start_cpu_ns) / 1e6,
+			(start - o->start_ns) / 1e6);
 	if (o->command) {
 		e = child_release(&ch);
 		if (e) {
@@ -618,6 +628,8 @@ int record_main(int argc, char **argv)
 	char why[256];
 	int ret;
 
+	o.start_cpu_ns = clock__ns(CLOCK_PROCESS_CPUTIME_ID);
+	o.start_ns = clock__mono_ns();
 	ret = parse_args(argc, argv, &o);
 	if (ret)
 		return ret;

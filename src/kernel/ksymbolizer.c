@@ -22,6 +22,7 @@
 struct ksymbolizer {
 	struct ksym_bpf *skel;		/* NULL: not loaded, or failed */
 	struct kallsyms *ks;		/* fallback, loaded on first use */
+	bool use_bpf;			/* load the program on first use */
 	bool kallsyms_tried;
 	struct ksymbolizer_stats stats;
 	char names[KSYMBOLIZER_BATCH][KSYMBOLIZER_NAME_LEN];
@@ -33,12 +34,23 @@ struct ksymbolizer *ksymbolizer__new(bool use_bpf)
 
 	if (!k)
 		return NULL;
-	if (use_bpf) {
+	/* The program is loaded at the first lookup, not here: loading it
+	 * costs a few ms of CPU, and a start should sample as soon as it
+	 * can (many profiles have no kernel frame at all). */
+	k->use_bpf = use_bpf;
+	return k;
+}
+
+/* The BPF program, loaded once; a failure counts and leaves the file. */
+static struct ksym_bpf *program(struct ksymbolizer *k)
+{
+	if (k->use_bpf) {
+		k->use_bpf = false;
 		k->skel = ksym_bpf__open_and_load();
 		if (!k->skel)
 			k->stats.bpf_failed++;
 	}
-	return k;
+	return k->skel;
 }
 
 void ksymbolizer__free(struct ksymbolizer *k)
@@ -119,7 +131,7 @@ void ksymbolizer__lookup(struct ksymbolizer *k, const uint64_t *addrs, size_t n,
 		       "batch larger than the BPF program's");
 	if (n > KSYMBOLIZER_BATCH)
 		n = KSYMBOLIZER_BATCH;
-	if (k->skel && bpf_lookup(k, addrs, n, names))
+	if (program(k) && bpf_lookup(k, addrs, n, names))
 		goto count;
 	if (k->skel) {
 		/* It loaded but cannot run: use the file from now on. */
@@ -140,6 +152,8 @@ const char *ksymbolizer__source(const struct ksymbolizer *k)
 {
 	if (k->skel)
 		return "kernel (BPF %ps)";
+	if (k->use_bpf)
+		return "kernel (BPF %ps, not loaded yet)";
 	if (k->ks)
 		return "/proc/kallsyms";
 	return k->kallsyms_tried ? "none" : "/proc/kallsyms (not read yet)";

@@ -27,7 +27,9 @@ struct ksymbolizer_stats {
 
 struct ksymbolizer;
 
-/* use_bpf false: /proc/kallsyms only. NULL only when out of memory. */
+/* use_bpf: names from the kernel itself through a BPF program, loaded at
+ * the first lookup; false: /proc/kallsyms only. NULL only when out of
+ * memory. */
 struct ksymbolizer *ksymbolizer__new(bool use_bpf);
 void ksymbolizer__free(struct ksymbolizer *k);	/* accepts NULL */
 

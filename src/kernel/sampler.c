@@ -9,11 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "sample_event.h"
 #include "sample.skel.h"
+#include "kernel/btfcut.h"
 #include "kernel/sampler.h"
 
 struct sampler {
@@ -208,12 +210,40 @@ static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
 	return size;
 }
 
-static int load(struct sampler *s, const struct sampler_opts *o, char *err,
-		size_t errlen)
+/* Whether the running kernel is release major.minor or later. */
+static bool kernel_at_least(int major, int minor)
 {
+	struct utsname u;
+	int a, b;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
+		return false;
+	return a > major || (a == major && b >= minor);
+}
+
+/* The hash maps the agent fills grow as entries come, where the kernel
+ * lets perf_event programs use such maps (6.1): preallocating 8192
+ * entries of each cost ~5 ms of a start. */
+static void lazy_maps(struct sample_bpf *skel)
+{
+	struct bpf_map *maps[] = { skel->maps.pids, skel->maps.proc_cfg };
+
+	if (!kernel_at_least(6, 1))
+		return;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		bpf_map__set_map_flags(maps[i], bpf_map__map_flags(maps[i]) |
+						 BPF_F_NO_PREALLOC);
+}
+
+/* Opens the object, CO-RE relocating against btf_path (NULL: the kernel's
+ * own BTF), and sets the load-time settings. */
+static int open_skel(struct sampler *s, const struct sampler_opts *o,
+		     const char *btf_path, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
 	int ret;
 
-	s->skel = sample_bpf__open();
+	s->skel = sample_bpf__open_opts(&opts);
 	if (!s->skel) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open BPF object: %s", strerror(-ret));
@@ -231,12 +261,66 @@ static int load(struct sampler *s, const struct sampler_opts *o, char *err,
 	s->skel->rodata->unwind_mode = o->unwind_mode;
 	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
 							TP_STACK_DEFAULT;
+	lazy_maps(s->skel);
+	return 0;
+}
 
-	ret = sample_bpf__load(s->skel);
+/* -v: which BTF the programs were relocated against. */
+static void say_btf(const struct btfcut_info *b, bool fell_back)
+{
+	if (fell_back)
+		fprintf(stderr, "tagprof: kernel BTF: the cut-down copy %s did not "
+			"load; used the kernel's own\n", b->path);
+	else if (b->how == BTFCUT_CACHED)
+		fprintf(stderr, "tagprof: kernel BTF: cached cut-down copy %s\n",
+			b->path);
+	else if (b->how == BTFCUT_BUILT)
+		fprintf(stderr, "tagprof: kernel BTF: cut down to %u types%s%s%s\n",
+			b->types, b->path[0] ? ", cached in " : "", b->path,
+			b->why[0] ? "; " : "");
+	else
+		fprintf(stderr, "tagprof: kernel BTF: the kernel's own (%s)\n",
+			b->why);
+	if (b->how == BTFCUT_BUILT && b->why[0])
+		fprintf(stderr, "tagprof: kernel BTF: %s\n", b->why);
+}
+
+/* Loads against the cut of the kernel's BTF (btfcut.h), and against the
+ * kernel's own BTF when there is no cut or it did not serve. */
+static int load(struct sampler *s, const struct sampler_opts *o, char *err,
+		size_t errlen)
+{
+	struct btfcut_info cut;
+	char path[64];
+	size_t elf_size;
+	const void *elf = sample_bpf__elf_bytes(&elf_size);
+	int fd = btfcut__get(elf, elf_size, &cut), ret;
+	bool fell_back = false;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ret = open_skel(s, o, fd >= 0 ? path : NULL, err, errlen);
+	if (!ret)
+		ret = sample_bpf__load(s->skel);
+	if (ret && fd >= 0) {
+		/* Whatever failed, the kernel's own BTF is the one to trust;
+		 * a cut that does not serve is made again next time. */
+		btfcut__drop(&cut);
+		fell_back = true;
+		sample_bpf__destroy(s->skel);
+		ret = open_skel(s, o, NULL, err, errlen);
+		if (!ret)
+			ret = sample_bpf__load(s->skel);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (o->verbose || fell_back)
+		say_btf(&cut, fell_back);
 	if (ret) {
-		snprintf(err, errlen, "cannot load BPF programs: %s%s",
-			 strerror(-ret),
-			 o->verbose ? "" : " (run with -v for the verifier log)");
+		if (s->skel)
+			snprintf(err, errlen, "cannot load BPF programs: %s%s",
+				 strerror(-ret),
+				 o->verbose ? "" :
+					      " (run with -v for the verifier log)");
 		return ret;
 	}
 	ret = sample_bpf__attach(s->skel);	/* exec/exit/fork tracepoints */

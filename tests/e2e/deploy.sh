@@ -64,6 +64,7 @@ systemd_policy() {
 	done
 	for want in 'NoNewPrivileges=yes' 'ProtectSystem=strict' 'ProtectHome=read-only' \
 		'StateDirectory=tagprof' 'StateDirectoryMode=0750' 'ReadWritePaths=/var/lib/tagprof' \
+		'CacheDirectory=tagprof' 'CacheDirectoryMode=0700' \
 		'ProtectControlGroups=yes' 'LockPersonality=yes' 'Restart=on-failure' 'RestartSec=5' \
 		'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' 'ExecReload=/bin/kill -HUP $MAINPID'; do
 		grep -qxF "$want" "$UNIT" || { echo "lacks $want"; return 1; }
@@ -189,6 +190,9 @@ for n, line in enumerate(conf.splitlines(), 1):
 m, v = vol("/var/lib/tagprof")
 if (v.get("hostPath") or {}).get("path") != "/var/lib/tagprof" or m.get("readOnly"):
     die("/var/lib/tagprof is not the host's, writable")
+m, v = vol("/var/cache/tagprof")
+if (v.get("hostPath") or {}).get("path") != "/var/cache/tagprof" or m.get("readOnly"):
+    die("/var/cache/tagprof is not the host's, writable")
 m, v = vol("/sys/kernel/btf")
 if not m.get("readOnly") or (v.get("hostPath") or {}).get("path") != "/sys/kernel/btf":
     die("/sys/kernel/btf is not the host's, read-only")
