@@ -6,6 +6,7 @@
  * served, and refused where another user could have put it. */
 #include "check.h"
 #include "kernel/btfcut.h"
+#include "ksym.skel.h"
 #include "sample.skel.h"
 
 #include <bpf/btf.h>
@@ -157,6 +158,29 @@ static void test_cut_keeps_layout(void)
 	bpf_object__close(obj);
 }
 
+/* A type named task_struct___flavor in a program is the kernel's
+ * task_struct to CO-RE, so the cut has it; a name the kernel lacks is
+ * left out. */
+static void test_cut_flavors(void)
+{
+	struct btf *k = btf__load_vmlinux_btf(), *p = btf__new_empty(), *cut;
+	int u32;
+
+	CHECK(k && p);
+	u32 = btf__add_int(p, "unsigned int", 4, 0);
+	CHECK(btf__add_struct(p, "task_struct___older", 4) > 0);
+	CHECK(btf__add_field(p, "pid", u32, 0, 0) == 0);
+	CHECK(btf__add_struct(p, "no_such_kernel_struct", 4) > 0);
+	cut = btfcut__cut(k, p);
+	CHECK(cut);
+	CHECK(btf__find_by_name_kind(cut, "task_struct", BTF_KIND_STRUCT) > 0);
+	CHECK(btf__find_by_name_kind(cut, "no_such_kernel_struct",
+				     BTF_KIND_STRUCT) < 0);
+	btf__free(cut);
+	btf__free(p);
+	btf__free(k);
+}
+
 /* ---- relocation: the same instructions either way ---- */
 
 /* Loads the sampler's object relocated against btf_path (NULL: the
@@ -267,6 +291,19 @@ static void test_cache(void)
 	fd = btfcut__get(elf, elf_size, &info);
 	CHECK(fd >= 0 && info.how == BTFCUT_CACHED);
 	close(fd);
+	/* Another object (another build of tagprof) has a cut of its own. */
+	{
+		size_t other_size;
+		const void *other = ksym_bpf__elf_bytes(&other_size);
+		struct btfcut_info o;
+
+		fd = btfcut__get(other, other_size, &o);
+		CHECK(fd >= 0 && o.how == BTFCUT_BUILT && strcmp(o.path, info.path));
+		close(fd);
+		fd = btfcut__get(elf, elf_size, &info);
+		CHECK(fd >= 0 && info.how == BTFCUT_BUILT);
+		close(fd);
+	}
 	/* A cut someone else owns is not ours: made again, and replaced. */
 	CHECK(chown(info.path, 65534, 65534) == 0);
 	fd = btfcut__get(elf, elf_size, &info);
@@ -300,11 +337,13 @@ int main(void)
 	RUN(test_build_id);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		SKIP(test_cut_keeps_layout, "no /sys/kernel/btf/vmlinux");
+		SKIP(test_cut_flavors, "no /sys/kernel/btf/vmlinux");
 		SKIP(test_same_instructions, "no /sys/kernel/btf/vmlinux");
 		SKIP(test_cache, "no /sys/kernel/btf/vmlinux");
 		CHECK_EXIT();
 	}
 	RUN(test_cut_keeps_layout);
+	RUN(test_cut_flavors);
 	if (geteuid() != 0) {
 		SKIP(test_same_instructions, "loading BPF programs needs root");
 		SKIP(test_cache, "chown to test a foreign cut needs root");
