@@ -67,12 +67,21 @@ struct tlsloc__mod {
 typedef int (*tlsloc__mod_fn)(int pid, const struct tlsloc__mod *mod,
 			      void *arg);
 
+/* A file and a symbol it does not define (see tlsloc__known_absent). */
+struct tlsloc__absent {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+	uint64_t symbol;	/* hash of the name, and whether TLS */
+	bool used;
+};
+
 /* An ELF file open for reading. */
 struct tlsloc__elf {
 	int fd;
 	Elf *elf;
 	GElf_Ehdr ehdr;
 	uint64_t size;		/* of the file */
+	struct tlsloc__absent absent;	/* it, and the symbol looked for */
 };
 
 /* ---- mappings ---- */
@@ -211,7 +220,63 @@ static void tlsloc__elf_close(struct tlsloc__elf *m)
 	m->fd = -1;
 }
 
+/* ---- files known not to define a symbol ----
+ *
+ * Every process maps the C library, the loader and a few more, and most
+ * define none of the context symbols; looking again in each new process
+ * read their symbol tables over and over (most of record -a's CPU on a
+ * busy host). A file is known by its identity and change times, so a file
+ * rewritten in place is looked at again. Direct-mapped: a collision only
+ * forgets. Used from the capture thread only. */
+#define TLSLOC_ABSENT_SLOTS	1024
+
+static struct tlsloc__absent tlsloc__absent[TLSLOC_ABSENT_SLOTS];
+
+static uint64_t tlsloc__symbol_key(const char *name, bool tls)
+{
+	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
+
+	for (; *name; name++)
+		h = (h ^ (unsigned char)*name) * 0x100000001b3ull;
+	return h ^ tls;
+}
+
+static struct tlsloc__absent tlsloc__absent_key(const struct stat *st,
+						const char *name, bool tls)
+{
+	return (struct tlsloc__absent){
+		.dev = st->st_dev, .ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.mtime_ns = st->st_mtim.tv_sec * 1000000000ll + st->st_mtim.tv_nsec,
+		.ctime_ns = st->st_ctim.tv_sec * 1000000000ll + st->st_ctim.tv_nsec,
+		.symbol = tlsloc__symbol_key(name, tls), .used = true };
+}
+
+static struct tlsloc__absent *tlsloc__absent_slot(const struct tlsloc__absent *k)
+{
+	uint64_t h = (k->dev * 31 + k->ino) * 0x9e3779b97f4a7c15ull ^ k->symbol;
+
+	return &tlsloc__absent[(h >> 32) % TLSLOC_ABSENT_SLOTS];
+}
+
+static bool tlsloc__known_absent(const struct tlsloc__absent *k)
+{
+	const struct tlsloc__absent *a = tlsloc__absent_slot(k);
+
+	return a->used && a->dev == k->dev && a->ino == k->ino &&
+	       a->size == k->size && a->mtime_ns == k->mtime_ns &&
+	       a->ctime_ns == k->ctime_ns && a->symbol == k->symbol;
+}
+
+static void tlsloc__note_absent(const struct tlsloc__absent *k)
+{
+	*tlsloc__absent_slot(k) = *k;
+}
+
+/* Opens the module's file, and reads its ELF header unless the file is
+ * known not to define symbol (then -ENOENT, and nothing read). */
 static int tlsloc__elf_open(int pid, const struct tlsloc__mod *mod,
+			    const char *symbol, bool tls,
 			    struct tlsloc__elf *m)
 {
 	struct stat st;
@@ -233,6 +298,11 @@ static int tlsloc__elf_open(int pid, const struct tlsloc__mod *mod,
 		goto cleanup;
 	}
 	m->size = st.st_size;
+	m->absent = tlsloc__absent_key(&st, symbol, tls);
+	if (tlsloc__known_absent(&m->absent)) {
+		err = -ENOENT;
+		goto cleanup;
+	}
 	/* pread, not mmap: the file's owner could truncate it under us. */
 	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
 	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF ||
@@ -362,10 +432,12 @@ static int tlsloc__read_in(int pid, const struct tlsloc__mod *mod, void *arg)
 	GElf_Sym sym;
 	int ret = 0;
 
-	if (tlsloc__elf_open(pid, mod, &m))
-		return 0;	/* unreadable or not ELF: cannot define it */
-	if (tlsloc__find_sym(&m, a->symbol, false, &sym, &tab, &ndx))
+	if (tlsloc__elf_open(pid, mod, a->symbol, false, &m))
+		return 0;	/* unreadable, not ELF, or known not to define it */
+	if (tlsloc__find_sym(&m, a->symbol, false, &sym, &tab, &ndx)) {
+		tlsloc__note_absent(&m.absent);
 		goto cleanup;
+	}
 	ret = 1;
 	if (sym.st_size && a->len > sym.st_size)
 		a->err = -EINVAL;
@@ -789,15 +861,17 @@ static int tlsloc__find_in(int pid, const struct tlsloc__mod *mod, void *arg)
 	int ret = 0, err;
 	GElf_Phdr tls;
 
-	if (tlsloc__elf_open(pid, mod, &m))
-		return 0;	/* unreadable or not ELF: cannot define it */
+	if (tlsloc__elf_open(pid, mod, a->symbol, true, &m))
+		return 0;	/* unreadable, not ELF, or known not to define it */
 	/* Without a PT_TLS segment it defines no TLS: spares reading the
 	 * symbol tables of most libraries. */
 	if (m.ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    m.ehdr.e_machine != EM_X86_64 || !tlsloc__phdr(&m, PT_TLS, &tls) ||
 	    tlsloc__find_sym(&m, a->symbol, true, &c.var, &c.var_tab,
-			     &c.var_ndx))
+			     &c.var_ndx)) {
+		tlsloc__note_absent(&m.absent);
 		goto cleanup;
+	}
 	c.m = &m;
 	err = tlsloc__bias(&m, mod, &c.bias);
 	if (!err)

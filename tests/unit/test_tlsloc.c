@@ -674,6 +674,37 @@ static void test_deleted_lib(void)
 	CHECK(ok);
 }
 
+/* A library without the variable, looked in once, then rewritten in
+ * place (same inode) as one that has it: the next process that loads it
+ * is looked at afresh, not answered from what was seen of the old file. */
+static void test_rewritten_in_place(void)
+{
+	static const char plain_src[] =
+		"static void *slot;\n"
+		"void **tl_get(void) { return &slot; }\n";
+	char lib[PATH_MAX], src[PATH_MAX], gd[PATH_MAX];
+	struct tp_tls_loc loc;
+	struct child c;
+	int e1, e2;
+
+	tpath(lib, "librw.so");
+	tpath(src, "plain.c");
+	tpath(gd, "libgd.so");
+	CHECK(write_src("plain.c", plain_src));
+	CHECK(sh("cc -O2 -fPIC -shared -o '%s' '%s'", lib, src));
+	CHECK(child_start(&c, "use_dlopen", lib, NULL));
+	e1 = tlsloc__find(c.pid, VAR, &loc, NULL, 0);
+	/* Asked again of a second process: the answer is the same. */
+	child_stop(&c);
+	CHECK(child_start(&c, "use_dlopen", lib, NULL));
+	e2 = tlsloc__find(c.pid, VAR, &loc, NULL, 0);
+	child_stop(&c);
+	CHECK(e1 == -ENOENT && e2 == -ENOENT);
+	CHECK(sh("cat '%s' > '%s'", gd, lib));
+	CHECK(check_variant("rewritten in place", "use_dlopen", lib, NULL,
+			    "librw.so", 0));
+}
+
 static void test_not_found(void)
 {
 	char module[PATH_MAX] = "x";
@@ -787,6 +818,7 @@ int main(void)
 		SKIP(test_dlopen_dynamic_tlsdesc, why);
 		SKIP(test_stray_mappings, why);
 		SKIP(test_deleted_lib, why);
+		SKIP(test_rewritten_in_place, why);
 		SKIP(test_not_found, why);
 		SKIP(test_read_symbol, why);
 	} else {
@@ -805,6 +837,7 @@ int main(void)
 		RUN(test_dlopen_dynamic_tlsdesc);
 		RUN(test_stray_mappings);
 		RUN(test_deleted_lib);
+		RUN(test_rewritten_in_place);
 		RUN(test_not_found);
 		RUN(test_read_symbol);
 	}
