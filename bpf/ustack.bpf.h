@@ -96,11 +96,13 @@ static __always_inline __u32 read_ustack(__u64 sp, __u8 *dst, __u32 want,
  * bpf_get_stack does it on x86-64 (perf_callchain_user: the ip, then the
  * return address of each {next frame, return address} pair from bp on,
  * until a pair cannot be read or the depth is reached), but reading the
- * stack a page at a time into win instead of two user reads per frame: a
- * 127-frame stack costs a few page copies, not 254 faultable reads. Pages
- * are read from sp's page up, each when the walk first needs it; a frame
- * outside them (a jump over a big frame, or past FP_PAGES, maps.bpf.h) is
- * read alone. */
+ * stack a page at a time into a per-CPU window (struct fp_window,
+ * maps.bpf.h) instead of two user reads per frame: a 127-frame stack costs
+ * a few page copies, not 254 faultable reads. Pages are read from sp's page
+ * up, each when the walk first needs it; a pair outside them (past a big
+ * frame, or past FP_PAGES) is read alone. One difference remains: the
+ * kernel stops at kernel.perf_event_max_stack frames, this walk at
+ * TP_MAX_FRAMES (the same unless that setting was lowered). */
 #define USER64_CS	0x33	/* __USER_CS: a 64-bit user task */
 
 /* Whether walk_user_fp gives what bpf_get_stack would: the sample
