@@ -74,6 +74,40 @@ static __always_inline __u32 frames_of(long bytes)
 	return bytes > TP_MAX_FRAMES ? TP_MAX_FRAMES : bytes;
 }
 
+/* The user frames, leaf first, into frames (TP_MAX_FRAMES of room):
+ * walked here when that gives what the kernel's walk would, else by it. */
+static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
+					 struct task_struct *task, __u64 *frames)
+{
+#if HAVE_USTACK
+	__u32 zero = 0;
+	struct fp_window *w;
+
+	if (fp_walk_ok(regs, task)) {
+		w = bpf_map_lookup_elem(&fpwin_map, &zero);
+		if (w)
+			return walk_user_fp(regs, frames, w);
+	}
+#endif
+	return frames_of(bpf_get_stack(ctx, frames,
+				       TP_MAX_FRAMES * sizeof(__u64),
+				       BPF_F_USER_STACK));
+}
+
+/* The kernel frames: none when the sample interrupted user mode, where the
+ * kernel's walk finds none either. */
+static __always_inline __u32 kernel_frames(void *ctx,
+					   bpf_user_pt_regs_t *regs,
+					   __u64 *frames)
+{
+#if HAVE_USTACK
+	if (in_user_mode(regs))
+		return 0;
+#endif
+	return frames_of(bpf_get_stack(ctx, frames,
+				       TP_MAX_FRAMES * sizeof(__u64), 0));
+}
+
 /* Whether this sample copies the user stack (enum tp_ustack_flags). */
 static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 					 __u64 start_ns)
@@ -150,6 +184,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	struct scratch *s;
 	__u64 *frames;
 	__u64 size;
+	bool has_mm;
 
 	if (!st)
 		return 0;
@@ -161,13 +196,14 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	if (!s)
 		return 0;
 
-	task = (struct task_struct *)bpf_get_current_task();
+	task = bpf_get_current_task_btf();
+	has_mm = task->mm != NULL;
 	cfg = bpf_map_lookup_elem(&proc_cfg, &pid);
 	/* Tag and context first: --tag and --label drop a sample before the
 	 * stack walks. Only a process that declared tags gets them read. */
 	s->hdr.tag = 0;
 	s->hdr.tag_valid = 0;
-	if (cfg && cfg->tag_reg && BPF_CORE_READ(task, mm)) {
+	if (cfg && cfg->tag_reg && has_mm) {
 		if (read_tag(regs, cfg->tag_reg, &s->hdr.tag)) {
 			s->hdr.tag_valid = 1;
 			stat_inc(st, tag_read);
@@ -191,7 +227,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	s->hdr.cpu = bpf_get_smp_processor_id();
 	s->hdr.time_ns = bpf_ktime_get_ns();
 	s->hdr.period = origin_period(ctx, origin);
-	s->hdr.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	s->hdr.start_ns = task->group_leader->start_boottime;
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 
 	pad = (s->hdr.ctx_size + 7) & ~7u;
@@ -201,22 +237,19 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 
 	/* Kernel threads (no mm) have no user stack to ask for. */
 	nu = 0;
-	if (BPF_CORE_READ(task, mm)) {
-		nu = frames_of(bpf_get_stack(ctx, frames,
-					     TP_MAX_FRAMES * sizeof(__u64),
-					     BPF_F_USER_STACK));
+	if (has_mm) {
+		nu = user_frames(ctx, regs, task, frames);
 		if (!nu)
 			stat_inc(st, no_user_stack);
 	}
-	nk = frames_of(bpf_get_stack(ctx, &frames[nu],
-				     TP_MAX_FRAMES * sizeof(__u64), 0));
+	nk = kernel_frames(ctx, regs, &frames[nu]);
 	s->hdr.user_depth = nu;
 	s->hdr.kern_depth = nk;
 
 	size = sizeof(s->hdr) + pad + (nu + nk) * sizeof(__u64);
 	s->hdr.ustack_flags = 0;
 	s->hdr.stack_size = 0;
-	if (HAVE_USTACK && BPF_CORE_READ(task, mm))
+	if (HAVE_USTACK && has_mm)
 		size += user_extras(regs, st, cfg, s, &frames[nu + nk]);
 	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
 		return 0;

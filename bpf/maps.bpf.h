@@ -79,6 +79,31 @@ struct {
 	__type(value, struct scratch);
 } scratch_map SEC(".maps");
 
+/* The user stack pages the frame-pointer walk reads (walk_user_fp, in
+ * ustack.bpf.h). A per-CPU value holds at most 32 KiB. */
+#define FP_PAGES	7
+#define FP_WIN		(FP_PAGES * TP_PAGE_SIZE)
+
+struct fp_window {
+	/* The walk's state lives here, not on the stack: read back from a
+	 * map, the verifier knows it only by its bounds, the same for every
+	 * step, and so checks the step once instead of once per frame. */
+	__u64 base;		/* user address of b[0]: sp's page */
+	__u64 fp;		/* the next pair's address */
+	__u32 n;		/* frames so far */
+	__u32 loaded;		/* pages of b read */
+	__u32 ended;		/* a page could not be read: read no more */
+	__u32 pad;
+	__u8 b[FP_WIN + 16];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fp_window);
+} fpwin_map SEC(".maps");
+
 /* Per process, written by the agent: where its thread context lives, the
  * --label and --tag filters, and how its user stacks are walked. */
 struct {

@@ -92,6 +92,94 @@ static __always_inline __u32 read_ustack(__u64 sp, __u8 *dst, __u32 want,
 	return have;
 }
 
+/* The user frames, walked by frame pointers as the kernel's own walk for
+ * bpf_get_stack does it on x86-64 (perf_callchain_user: the ip, then the
+ * return address of each {next frame, return address} pair from bp on,
+ * until a pair cannot be read or the depth is reached), but reading the
+ * stack a page at a time into a per-CPU window (struct fp_window,
+ * maps.bpf.h) instead of two user reads per frame: a 127-frame stack costs
+ * a few page copies, not 254 faultable reads. Pages are read from sp's page
+ * up, each when the walk first needs it; a pair outside them (past a big
+ * frame, or past FP_PAGES) is read alone. One difference remains: the
+ * kernel stops at kernel.perf_event_max_stack frames, this walk at
+ * TP_MAX_FRAMES (the same unless that setting was lowered). */
+#define USER64_CS	0x33	/* __USER_CS: a 64-bit user task */
+
+/* Whether walk_user_fp gives what bpf_get_stack would: the sample
+ * interrupted a 64-bit task in user mode (else the kernel walks the saved
+ * registers, or the 32-bit way), and no uretprobe is pending (the kernel
+ * puts the real return addresses back in place of its trampoline's). */
+static __always_inline bool fp_walk_ok(bpf_user_pt_regs_t *regs,
+				       struct task_struct *task)
+{
+	if (CTX_REG(regs, cs) != USER64_CS)
+		return false;
+	if (bpf_core_field_exists(task->utask) &&
+	    BPF_CORE_READ(task, utask, return_instances))
+		return false;
+	return true;
+}
+
+/* bpf_loop's callback context for one walk. */
+struct fp_walk {
+	__u64 *frames;		/* TP_MAX_FRAMES of room */
+	struct fp_window *w;
+};
+
+/* One frame: its pair from the window (reading the page it needs when it
+ * is the next one), else from the user stack on its own. Stops the loop
+ * when the pair cannot be read. */
+static int fp_step(__u64 i, void *arg)
+{
+	struct fp_walk *c = arg;
+	struct fp_window *w = c->w;
+	__u64 fp = w->fp, d = fp - w->base, pair[2];	/* below base: huge */
+	__u32 n = w->n, loaded = w->loaded;
+
+	if (n >= TP_MAX_FRAMES || loaded > FP_PAGES)
+		return 1;
+	if (d < FP_WIN - 16 && !w->ended && loaded < FP_PAGES &&
+	    (d + 15) / TP_PAGE_SIZE == loaded) {
+		if (bpf_probe_read_user(w->b + loaded * TP_PAGE_SIZE,
+					TP_PAGE_SIZE,
+					(void *)(w->base + loaded * TP_PAGE_SIZE))) {
+			w->ended = 1;
+		} else {
+			loaded++;
+			w->loaded = loaded;
+		}
+	}
+	if (d < FP_WIN - 16 && d + 16 <= loaded * TP_PAGE_SIZE) {
+		pair[0] = *(__u64 *)(w->b + d);
+		pair[1] = *(__u64 *)(w->b + d + 8);
+	} else if (bpf_probe_read_user(pair, sizeof(pair), (void *)fp)) {
+		return 1;
+	}
+	c->frames[n] = pair[1];
+	w->n = n + 1;
+	w->fp = pair[0];
+	return 0;
+}
+
+/* Fills frames (TP_MAX_FRAMES of room) with the walk; returns the frames
+ * found. */
+static __always_inline __u32 walk_user_fp(bpf_user_pt_regs_t *regs,
+					  __u64 *frames, struct fp_window *w)
+{
+	struct fp_walk c = { .frames = frames, .w = w };
+	__u32 n;
+
+	frames[0] = CTX_REG(regs, ip);
+	w->base = CTX_REG(regs, sp) & ~(__u64)(TP_PAGE_SIZE - 1);
+	w->fp = CTX_REG(regs, bp);
+	w->n = 1;
+	w->loaded = 0;
+	w->ended = 0;
+	bpf_loop(TP_MAX_FRAMES - 1, fp_step, &c, 0);
+	n = w->n;
+	return n > TP_MAX_FRAMES ? TP_MAX_FRAMES : n;
+}
+
 #else
 #define HAVE_USTACK 0
 #endif
