@@ -28,12 +28,20 @@
 #include "out/atomicfile.h"
 #include "unwind/mode.h"
 #include "sym/symbolizer.h"
+#include "util/clock.h"
 
 #define DEFAULT_CONFIG "/etc/tagprof/agent.conf"
 #define MAX_SERVICES 1024
 #define PUSH_QUEUE 64		/* windows kept for retry by the pusher */
 #define PENDING_MAX 32		/* files kept while the disk refuses them */
 #define STOP_PUSH_MS 5000
+/* The agent sleeps until the window ends, a signal, or the BPF side wakes
+ * it for samples (at most once a second, bpf/collect.bpf.h): a clock step
+ * delays a window end by at most this much. */
+#define POLL_MAX_MS 10000
+/* Context discoveries due sooner wait for this: a wake-up a second at
+ * most, as for the samples. */
+#define TICK_MS 1000
 
 /* A flag as given, re-applied over the config file on every (re)load. */
 struct flag {
@@ -273,6 +281,7 @@ static int start_capture(struct agent *a)
 	co.stack_bytes = a->cfg.stack_bytes;
 	co.max_memory = a->cfg.max_memory;
 	co.debuginfod_urls = a->cfg.debuginfod_urls;
+	co.tick_ms = TICK_MS;
 	co.verbose = a->cfg.verbose > 1 ? a->cfg.verbose - 1 : 0;
 	a->cap = capture__start(&co, err, sizeof(err));
 	if (!a->cap) {
@@ -540,12 +549,23 @@ static void check_memory(struct agent *a)
 	capture__set_dropping(a->cap, over);
 }
 
+/* Milliseconds until the wall-clock second `end` starts, within
+ * [0, POLL_MAX_MS]. */
+static int ms_until(time_t end)
+{
+	int64_t left = (int64_t)end * 1000 -
+		       (int64_t)(clock__ns(CLOCK_REALTIME) / 1000000);
+
+	return left < 0 ? 0 : left > POLL_MAX_MS ? POLL_MAX_MS : (int)left;
+}
+
 static int run(struct agent *a)
 {
 	time_t next = window_end(time(NULL), a->cfg.window_s), checked = 0;
 
 	while (!stop_requested) {
-		capture__poll(a->cap, 100);
+		capture__poll(a->cap, ms_until(next), signals__wake_fd());
+		signals__drain();
 		if (time(NULL) != checked) {	/* the heap, once a second */
 			checked = time(NULL);
 			check_memory(a);

@@ -3,6 +3,7 @@
  * one perf event per online CPU for its perf_event program. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,16 +289,22 @@ fail:
 	return NULL;
 }
 
-int sampler__poll(struct sampler *s, int timeout_ms)
+int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms), m;
+	struct pollfd fds[2] = {
+		{ .fd = bpf_map__fd(s->skel->maps.events), .events = POLLIN },
+		{ .fd = wake_fd, .events = POLLIN },	/* -1: ignored */
+	};
+	int n = poll(fds, 2, timeout_ms), m;
 
-	/* Samples do not wake us (see wakeup_flag in the BPF program): take
+	/* Few samples wake us (see wakeup_flag in the BPF program): take
 	 * what waits whenever the poll returns, timeout included. */
+	if (n < 0)
+		n = -errno;
 	m = ring_buffer__consume(s->rb);
 	if (n < 0)
 		return n;
-	return m < 0 ? m : n + m;
+	return m;
 }
 
 static void close_events(struct sampler *s)

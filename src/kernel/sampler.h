@@ -38,9 +38,11 @@ struct sampler *sampler__start(const struct sampler_opts *o,
 			       sampler_record_fn fn, void *ctx, char *err,
 			       size_t errlen);
 
-/* Polls the ring buffer for up to timeout_ms. Returns records handled or
- * -errno (-EINTR when a signal arrived). */
-int sampler__poll(struct sampler *s, int timeout_ms);
+/* Waits up to timeout_ms for the BPF side to wake the reader (see
+ * wakeup_flag in bpf/collect.bpf.h), or for wake_fd (-1: none) to be
+ * readable, then hands over every record waiting. Returns records handled
+ * or -errno (-EINTR when a signal arrived). */
+int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd);
 
 /* Stops sampling (closes the perf events), then hands over every record
  * still in the ring buffer. */
