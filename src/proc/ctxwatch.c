@@ -91,6 +91,7 @@ void ctxwatch__free(struct ctxwatch *t)
 		return;
 	hashmap__free_values(t->procs, pctx_free);
 	free(t);
+	tlsloc__forget_files();
 }
 
 static struct pctx *lookup(struct ctxwatch *t, uint32_t pid)

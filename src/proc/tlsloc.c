@@ -23,6 +23,7 @@
 #include "proc/procfs.h"
 #include "proc/targetfile.h"
 #include "proc/tlsloc.h"
+#include "util/hashmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -73,6 +74,7 @@ struct tlsloc__elf {
 	Elf *elf;
 	GElf_Ehdr ehdr;
 	uint64_t size;		/* of the file */
+	struct stat st;
 };
 
 /* ---- mappings ---- */
@@ -211,10 +213,76 @@ static void tlsloc__elf_close(struct tlsloc__elf *m)
 	m->fd = -1;
 }
 
-static int tlsloc__elf_open(int pid, const struct tlsloc__mod *mod,
-			    struct tlsloc__elf *m)
+/* ---- files known not to define a symbol ---- */
+
+/* A process without a context is looked at again and again (ctxwatch.h),
+ * and most of its modules are files every process maps: which of them
+ * cannot define a symbol is remembered, per file version, so a look reads
+ * only the files it has not seen yet. The key: the file's identity and
+ * version as fstat gives them, then the symbol's name. */
+#define TLSLOC_ABSENT_MAX	1024	/* remembered (file, symbol) pairs */
+
+struct tlsloc__file_id {
+	uint64_t dev, ino, size;
+	int64_t mtime_s, mtime_ns, ctime_s, ctime_ns;
+};
+
+static struct hashmap *tlsloc__absent;
+
+static size_t tlsloc__absent_key(const struct stat *st, const char *symbol,
+				 char *key, size_t len)
 {
-	struct stat st;
+	struct tlsloc__file_id id = {
+		.dev = st->st_dev, .ino = st->st_ino, .size = st->st_size,
+		.mtime_s = st->st_mtim.tv_sec, .mtime_ns = st->st_mtim.tv_nsec,
+		.ctime_s = st->st_ctim.tv_sec, .ctime_ns = st->st_ctim.tv_nsec,
+	};
+	size_t n = strlen(symbol);
+
+	if (sizeof(id) + n > len)
+		return 0;
+	memcpy(key, &id, sizeof(id));
+	memcpy(key + sizeof(id), symbol, n);
+	return sizeof(id) + n;
+}
+
+static bool tlsloc__known_absent(const struct stat *st, const char *symbol)
+{
+	char key[sizeof(struct tlsloc__file_id) + 128];
+	size_t n = tlsloc__absent_key(st, symbol, key, sizeof(key));
+
+	return n && tlsloc__absent && hashmap__get(tlsloc__absent, key, n, NULL);
+}
+
+static void tlsloc__note_absent(const struct stat *st, const char *symbol)
+{
+	char key[sizeof(struct tlsloc__file_id) + 128];
+	size_t n = tlsloc__absent_key(st, symbol, key, sizeof(key));
+
+	if (!n)
+		return;
+	/* Full: start again rather than grow (files come and go). */
+	if (tlsloc__absent && hashmap__size(tlsloc__absent) >= TLSLOC_ABSENT_MAX) {
+		hashmap__free(tlsloc__absent);
+		tlsloc__absent = NULL;
+	}
+	if (!tlsloc__absent)
+		tlsloc__absent = hashmap__new(0);
+	if (tlsloc__absent)
+		hashmap__put(tlsloc__absent, key, n, 1);
+}
+
+void tlsloc__forget_files(void)
+{
+	hashmap__free(tlsloc__absent);
+	tlsloc__absent = NULL;
+}
+
+/* absent_sym (NULL: none): a file known not to define it is not read
+ * (-ENOENT). */
+static int tlsloc__elf_open(int pid, const struct tlsloc__mod *mod,
+			    struct tlsloc__elf *m, const char *absent_sym)
+{
 	int err;
 
 	memset(m, 0, sizeof(*m));
@@ -228,11 +296,15 @@ static int tlsloc__elf_open(int pid, const struct tlsloc__mod *mod,
 		err = m->fd;
 		goto cleanup;
 	}
-	if (fstat(m->fd, &st) != 0) {
+	if (fstat(m->fd, &m->st) != 0) {
 		err = -errno;
 		goto cleanup;
 	}
-	m->size = st.st_size;
+	if (absent_sym && tlsloc__known_absent(&m->st, absent_sym)) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	m->size = m->st.st_size;
 	/* pread, not mmap: the file's owner could truncate it under us. */
 	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
 	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF ||
@@ -362,7 +434,7 @@ static int tlsloc__read_in(int pid, const struct tlsloc__mod *mod, void *arg)
 	GElf_Sym sym;
 	int ret = 0;
 
-	if (tlsloc__elf_open(pid, mod, &m))
+	if (tlsloc__elf_open(pid, mod, &m, NULL))
 		return 0;	/* unreadable or not ELF: cannot define it */
 	if (tlsloc__find_sym(&m, a->symbol, false, &sym, &tab, &ndx))
 		goto cleanup;
@@ -789,15 +861,20 @@ static int tlsloc__find_in(int pid, const struct tlsloc__mod *mod, void *arg)
 	int ret = 0, err;
 	GElf_Phdr tls;
 
-	if (tlsloc__elf_open(pid, mod, &m))
+	err = tlsloc__elf_open(pid, mod, &m, a->symbol);
+	if (err == -ENOEXEC)
+		tlsloc__note_absent(&m.st, a->symbol);
+	if (err)
 		return 0;	/* unreadable or not ELF: cannot define it */
 	/* Without a PT_TLS segment it defines no TLS: spares reading the
 	 * symbol tables of most libraries. */
 	if (m.ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    m.ehdr.e_machine != EM_X86_64 || !tlsloc__phdr(&m, PT_TLS, &tls) ||
 	    tlsloc__find_sym(&m, a->symbol, true, &c.var, &c.var_tab,
-			     &c.var_ndx))
+			     &c.var_ndx)) {
+		tlsloc__note_absent(&m.st, a->symbol);
 		goto cleanup;
+	}
 	c.m = &m;
 	err = tlsloc__bias(&m, mod, &c.bias);
 	if (!err)

@@ -30,6 +30,11 @@
 int tlsloc__find(int pid, const char *symbol, struct tp_tls_loc *loc,
 		 char *module, size_t modlen);
 
+/* tlsloc__find remembers which file versions (fstat's identity, size and
+ * times) define no such symbol, and opens them without reading them again;
+ * this forgets them all (the memory goes back). */
+void tlsloc__forget_files(void);
+
 /* Reads a defined non-TLS data symbol's value (e.g. custom_labels_abi_version,
  * a u32) from the process's memory: len bytes, no more than the symbol's
  * size when it has one. 0, or -ENOENT when no mapped module defines it,
