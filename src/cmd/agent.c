@@ -337,65 +337,88 @@ static void keep_pending(struct agent *a, const char *path, uint8_t *data,
 	a->npending++;
 }
 
-/* Writes what the disk refused before, oldest first, until one fails. */
-static int flush_pending(struct agent *a, int *first_err)
-{
-	size_t done = 0;
-	int ret = 0;
-
-	while (done < a->npending) {
-		struct pending *p = &a->pending[done];
-
-		ret = atomicfile__write(p->path, p->data, p->len, 0640);
-		if (ret) {
-			if (!*first_err)
-				*first_err = ret;
-			break;
-		}
-		pending_free(p);
-		done++;
-	}
-	memmove(a->pending, a->pending + done,
-		(a->npending - done) * sizeof(a->pending[0]));
-	a->npending -= done;
-	return ret;
-}
-
 struct window_report {
 	size_t services, written, kept;
 	int write_err;
 };
 
-static void write_service(struct agent *a, const struct pprof *pp,
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Writes what the disk refused before, oldest first, then this window's
+ * files, in one batch (atomicfile__write_in: the disk is waited for a few
+ * times per window, not per file). From the first failure on, files wait
+ * for the next window, so the directory stays in order. Takes fresh's
+ * data and paths. */
+static void write_files(struct agent *a, struct pending *fresh,
+			size_t nfresh, int dir_err, struct window_report *r)
+{
+	size_t np = a->npending, n = np + nfresh, written = 0, i;
+	struct atomicfile_item *items = calloc(n ? n : 1, sizeof(*items));
+	int err = dir_err;
+
+	if (!err && !items)
+		err = -ENOMEM;
+	if (!err) {
+		for (i = 0; i < n; i++) {
+			struct pending *p = i < np ? &a->pending[i] :
+						     &fresh[i - np];
+
+			items[i] = (struct atomicfile_item){
+				.name = base_name(p->path), .data = p->data,
+				.len = p->len };
+		}
+		written = atomicfile__write_in(a->cfg.output_dir, items, n,
+					       0640);
+		if (written < n)
+			err = items[written].err;
+	}
+	free(items);
+	if (err && !r->write_err && err != -EAGAIN)
+		r->write_err = err;
+	/* The pending files written go; those after them stay. */
+	for (i = 0; i < np && i < written; i++)
+		pending_free(&a->pending[i]);
+	memmove(a->pending, a->pending + i, (np - i) * sizeof(a->pending[0]));
+	a->npending -= i;
+	for (i = 0; i < nfresh; i++) {
+		struct pending *p = &fresh[i];
+
+		if (np + i < written) {
+			r->written++;
+			free(p->data);
+		} else {
+			keep_pending(a, p->path, p->data, p->len);
+			r->kept++;
+		}
+		free(p->path);
+	}
+}
+
+/* Encodes one service's profile into *f and hands it to the pusher. */
+static int encode_service(struct agent *a, const struct pprof *pp,
 			  const char *service, time_t start, time_t end,
-			  struct window_report *r)
+			  struct pending *f)
 {
 	const char *keys[1] = { "host" }, *vals[1] = { a->host };
 	char path[4096];
-	uint8_t *data = NULL;
-	size_t len = 0;
-	int ret;
 
-	if (pprof__encode_where(pp, "service", service, &data, &len) ||
+	memset(f, 0, sizeof(*f));
+	if (pprof__encode_where(pp, "service", service, &f->data, &f->len) ||
 	    retention__file_name(a->cfg.output_dir, start, service, path,
-				 sizeof(path))) {
-		free(data);
-		return;
+				 sizeof(path)) ||
+	    !(f->path = strdup(path))) {
+		free(f->data);
+		return -1;
 	}
 	if (a->push)
-		push__enqueue(a->push, service, keys, vals, 1, start, end, data,
-			      len);
-	/* Older refused files go first, so the directory stays in order. */
-	ret = a->npending ? -EAGAIN : atomicfile__write(path, data, len, 0640);
-	if (ret) {
-		if (!r->write_err && ret != -EAGAIN)
-			r->write_err = ret;
-		keep_pending(a, path, data, len);
-		r->kept++;
-		return;
-	}
-	r->written++;
-	free(data);
+		push__enqueue(a->push, service, keys, vals, 1, start, end,
+			      f->data, f->len);
+	return 0;
 }
 
 static void write_window(struct agent *a, struct pprof *pp)
@@ -404,19 +427,22 @@ static void write_window(struct agent *a, struct pprof *pp)
 	struct window_report r = { 0 };
 	time_t start = pprof__time_nanos(pp) / 1000000000ll;
 	time_t end = time(NULL);
+	struct pending *fresh;
+	size_t nfresh = 0;
 	char perr[256];
 	int ret;
 
 	/* The directory may have vanished, or be back: (re)create it. */
 	ret = retention__ensure_dir(a->cfg.output_dir);
-	if (!ret)
-		flush_pending(a, &r.write_err);
-	else
-		r.write_err = ret;
 	r.services = pprof__label_values(pp, "service", services,
 					 MAX_SERVICES);
-	for (size_t i = 0; i < r.services; i++)
-		write_service(a, pp, services[i], start, end, &r);
+	fresh = calloc(r.services ? r.services : 1, sizeof(*fresh));
+	for (size_t i = 0; fresh && i < r.services; i++)
+		if (!encode_service(a, pp, services[i], start, end,
+				    &fresh[nfresh]))
+			nfresh++;
+	write_files(a, fresh, nfresh, ret ? ret : fresh ? 0 : -ENOMEM, &r);
+	free(fresh);
 	if (!a->npending)
 		retention__enforce(a->cfg.output_dir, a->cfg.retain_files,
 				   a->cfg.retain_bytes);
