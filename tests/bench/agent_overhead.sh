@@ -50,6 +50,9 @@ cleanup() {
 }
 trap cleanup EXIT
 command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 1; }
+# A fifo nobody writes: `read -t` on it is a sleep that starts no process.
+mkfifo "$TMP/tick"
+exec {tick}<>"$TMP/tick"
 
 # CPU ns and context switches, summed over a process's threads.
 cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%d", s }'; }
@@ -86,13 +89,18 @@ phase() {
 	sleep "$SKIP"
 	t0=$(now); a0=$(cpu_ns $apid); p0=$(cpu_ns $ppid)
 	w0=$(ctxsw $apid); q0=$(ctxsw $ppid)
-	# The agent's CPU every half second: what a window end costs.
-	: >"$TMP/series-$name"
-	local end=$(awk -v t="$t0" -v s="$secs" 'BEGIN { printf "%.3f", t + s }')
-	while awk -v t="$(now)" -v e="$end" 'BEGIN { exit !(t < e) }'; do
-		echo "$(now) $(cpu_ns $apid)" >>"$TMP/series-$name"
-		sleep 0.5
-	done
+	# The agent's CPU every half second: what a window end costs. Bash
+	# builtins only: a process started here would be one more for the
+	# agent to discover.
+	local end=$(( ${EPOCHREALTIME%.*} + secs )) f c s
+	while (( ${EPOCHREALTIME%.*} < end )); do
+		s=0
+		for f in /proc/$apid/task/*/schedstat; do
+			read -r c _ <"$f" && s=$((s + c))
+		done
+		echo "$EPOCHREALTIME $s"
+		read -r -t 0.5 -u "$tick" || true
+	done >"$TMP/series-$name"
 	t1=$(now); a1=$(cpu_ns $apid); p1=$(cpu_ns $ppid)
 	w1=$(ctxsw $apid); q1=$(ctxsw $ppid)
 	hwm=$(kb $apid VmHWM)
