@@ -3,7 +3,7 @@
  * one perf event per online CPU for its perf_event program. */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +24,8 @@ struct sampler {
 	int nlinks;
 	int ncpus;			/* possible CPUs: per-CPU map width */
 	__u32 ring_size;
+	int epfd;			/* the ring buffer, and wake_fd */
+	int wake_fd;			/* the one added to epfd, or -1 */
 	sampler_record_fn fn;
 	void *ctx;
 };
@@ -264,6 +266,8 @@ struct sampler *sampler__start(const struct sampler_opts *o,
 	libbpf_set_print(libbpf_print);
 	s->fn = fn;
 	s->ctx = ctx;
+	s->epfd = -1;
+	s->wake_fd = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
 		snprintf(err, errlen, "cannot count CPUs");
@@ -281,6 +285,14 @@ struct sampler *sampler__start(const struct sampler_opts *o,
 			 strerror(errno));
 		goto fail;
 	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, bpf_map__fd(s->skel->maps.events),
+		      &(struct epoll_event){ .events = EPOLLIN })) {
+		snprintf(err, errlen, "cannot set up the ring buffer: %s",
+			 strerror(errno));
+		goto fail;
+	}
 	if (open_events(s, o, err, errlen))
 		goto fail;
 	return s;
@@ -291,14 +303,18 @@ fail:
 
 int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
 {
-	struct pollfd fds[2] = {
-		{ .fd = bpf_map__fd(s->skel->maps.events), .events = POLLIN },
-		{ .fd = wake_fd, .events = POLLIN },	/* -1: ignored */
-	};
-	int n = poll(fds, 2, timeout_ms), m;
+	struct epoll_event ev[2];
+	int n, m;
 
-	/* Few samples wake us (see wakeup_flag in the BPF program): take
-	 * what waits whenever the poll returns, timeout included. */
+	if (wake_fd >= 0 && wake_fd != s->wake_fd) {
+		struct epoll_event add = { .events = EPOLLIN };
+
+		if (!epoll_ctl(s->epfd, EPOLL_CTL_ADD, wake_fd, &add))
+			s->wake_fd = wake_fd;
+	}
+	/* Few records wake us (see wakeup_flag in the BPF program): take
+	 * what waits whenever the wait ends, timeout included. */
+	n = epoll_wait(s->epfd, ev, 2, timeout_ms);
 	if (n < 0)
 		n = -errno;
 	m = ring_buffer__consume(s->rb);
@@ -358,6 +374,8 @@ void sampler__free(struct sampler *s)
 	if (s->links)
 		close_events(s);
 	ring_buffer__free(s->rb);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	sample_bpf__destroy(s->skel);
 	free(s->links);
 	free(s);
