@@ -494,6 +494,7 @@ static time_t window_end(time_t now, uint64_t window)
 
 static void end_window(struct agent *a)
 {
+	uint64_t cpu0 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
 	struct pprof *pp = capture__take(a->cap);
 	char refused[160];
 	uint64_t n;
@@ -514,6 +515,10 @@ static void end_window(struct agent *a)
 	/* What the window and the processes that are gone held goes back
 	 * to the system, not only to malloc. */
 	malloc_trim(0);
+	/* What a window costs beyond its samples (tests/bench). */
+	if (a->cfg.verbose)
+		logf_("window work: %.3f ms CPU",
+		      (clock__ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / 1e6);
 }
 
 /* Equal strings, or both NULL. */

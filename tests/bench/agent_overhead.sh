@@ -18,9 +18,10 @@
 #   wake/s   context switches per second, voluntary and not, summed over
 #            every thread (/proc/PID/task/*/status)
 # and for the agent: samples per second (from its -v window lines), CPU per
-# sample (CPU outside the second after each window end, over the samples),
-# CPU per window (the CPU in the second after a window end beyond that
-# rate), peak RSS, bytes per window, windows that lost samples (the
+# window (the agent's own "window work" -v lines; for an agent without
+# them, the CPU in the second after a window end beyond the rate outside
+# those seconds, which noise on the host blurs), CPU per sample (the rest,
+# over the samples), peak RSS, bytes per window, windows that lost samples (the
 # tagprof-dropped service's files), and how late the window files were.
 #
 # The peer is `perf record -a -g -F HZ -B -N -o TMP/perf.data`: like the
@@ -126,11 +127,17 @@ phase() {
 	samples=$(grep -o 'window: [0-9]* samples' "$TMP/agent-$name.err" |
 		awk '{ print $2 }' | head -n -1 | tail -n "$wins" |
 		awk '{ s += $1 } END { print s + 0 }')
+	# The agent's own account of each window's work (-v, "window work: X
+	# ms CPU": capture__take to malloc_trim), when it gives one.
+	local wwork
+	wwork=$(grep -o 'window work: [0-9.]* ms' "$TMP/agent-$name.err" |
+		awk '{ print $3 }' | head -n -1 | tail -n "$wins" |
+		awk '{ s += $1; n++ } END { if (n) printf "%.3f", s; else print "none" }')
 	awk -v name="$name" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v a="$((a1 - a0))" \
 	    -v p="$((p1 - p0))" -v w="$((w1 - w0))" -v q="$((q1 - q0))" \
 	    -v wins="$wins" -v samples="$samples" -v W="$WINDOW" -v hwm="$hwm" \
 	    -v late="${late:-none}" -v lostw="$lostw" -v bytes="$bytes" \
-	    -v series="$TMP/series-$name" -v res="$TMP/results" '
+	    -v series="$TMP/series-$name" -v res="$TMP/results" -v wwork="$wwork" '
 	BEGIN {
 		d = t1 - t0
 		# CPU per 0.5 s step; a step that starts in the second after a
@@ -151,6 +158,10 @@ phase() {
 		rate = bt > 0 ? bcpu / bt : a / d		# ns per s, no window
 		sps = wins > 0 ? samples / (wins * W) : 0	# samples per s
 		perwin = wins > 0 ? (wcpu - rate * wt) / wins : 0
+		if (wwork != "none" && wins > 0) {	# the agent says
+			perwin = wwork * 1e6 / wins
+			rate = (a - wwork * 1e6) / d
+		}
 		printf "%-6s agent %8.4f%% %7.2f wake/s  %6.1f samples/s  %7.1f us/sample  %7.2f ms/window  peak %5.1f MB  %6d bytes/window  lost in %d windows  latest file +%s s\n",
 			name, 100 * a / 1e9 / d, w / d, sps,
 			(sps > 0 ? rate / sps / 1e3 : 0), perwin / 1e6, hwm / 1024,
