@@ -181,6 +181,8 @@ static struct sampler *start_sampler(struct capture *c, char *err,
 	so.filter_tag = c->o.filters.tag_field != NULL;
 	so.unwind_mode = c->o.unwind;
 	so.stack_bytes = c->o.stack_bytes;
+	/* A reader that sleeps for a tick needs slack beyond it. */
+	so.ring_seconds = c->o.tick_ms ? 4 : 1;
 	so.verbose = c->o.verbose;
 	return sampler__start(&so, on_record, c, err, errlen);
 }

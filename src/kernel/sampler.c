@@ -190,9 +190,12 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
 	return 0;
 }
 
-/* Ring buffer: about a second of records at the expected rate (2 KiB a
- * sample covers deep stacks and a context), a power of two between 256 KiB
- * and 16 MiB. Its pages count in the resident size once written, so a
+/* Ring buffer: ring_seconds (default 1) of records at the expected rate
+ * (2 KiB a sample covers deep stacks and a context), a power of two
+ * between 256 KiB and 16 MiB. A reader that sleeps until the BPF side
+ * wakes it (once a second, or when a quarter waits: wakeup_flag in the BPF
+ * program) and may then be busy for a while (a window to write, new
+ * processes to look at, a loaded host) asks for more slack. Its pages count in the resident size once written, so a
  * 19 Hz agent should not carry what a 999 Hz capture needs. */
 static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
 {
@@ -203,7 +206,8 @@ static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
 	uint64_t per = 2048 + (o->unwind_mode == TP_UNWIND_DWARF ?
 			       sizeof(struct tp_uregs) +
 			       (o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
-	uint64_t want = rate * (uint64_t)ncpus * per;
+	uint64_t want = (o->ring_seconds ? o->ring_seconds : 1) * rate *
+			(uint64_t)ncpus * per;
 	__u32 size = 256 << 10;
 
 	while (size < want && size < (16u << 20))

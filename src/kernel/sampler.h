@@ -24,6 +24,8 @@ struct sampler_opts {
 	bool filter_tag;	/* --tag: drop samples whose tag doesn't match */
 	uint32_t unwind_mode;	/* enum tp_unwind_mode */
 	uint32_t stack_bytes;	/* user stack copied per sample; 0 = default */
+	uint32_t ring_seconds;	/* records the ring buffer holds, in seconds
+				 * at the expected rate; 0 = 1 */
 	int verbose;		/* >0: libbpf messages, verifier log */
 };
 
