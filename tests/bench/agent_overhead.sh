@@ -130,7 +130,7 @@ phase() {
 	# The agent's own account of each window's work (-v, "window work: X
 	# ms CPU": capture__take to malloc_trim), when it gives one.
 	local wwork
-	wwork=$(grep -o 'window work: [0-9.]* ms' "$TMP/agent-$name.err" |
+	wwork=$({ grep -o 'window work: [0-9.]* ms' "$TMP/agent-$name.err" || true; } |
 		awk '{ print $3 }' | head -n -1 | tail -n "$wins" |
 		awk '{ s += $1; n++ } END { if (n) printf "%.3f", s; else print "none" }')
 	awk -v name="$name" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v a="$((a1 - a0))" \
