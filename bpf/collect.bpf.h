@@ -43,14 +43,20 @@ static __always_inline __u64 origin_period(void *ctx,
 	return 0;
 }
 
-/* Waking the reader for every sample costs a context switch per sample on
- * a busy CPU: wake it only once a quarter of the buffer waits. The reader
- * also drains the buffer after every poll timeout on its own. */
-static __always_inline __u64 wakeup_flag(void)
+/* Waking the reader for every record costs a context switch per sample on
+ * a busy CPU, and one per exec or exit on an idle host: wake it once a
+ * quarter of the buffer waits, or for the first record ring_wakeup_ns
+ * after the last wake-up, so that it sleeps while nothing happens and
+ * still resolves samples within about that long (while their processes
+ * live). now: bpf_ktime_get_ns(). Racing CPUs may both wake it: harmless. */
+static __always_inline __u64 wakeup_flag(__u64 now)
 {
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
-			       ring_wakeup_bytes ?
-		       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > ring_wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	if (now - last_wakeup_ns < ring_wakeup_ns)
+		return BPF_RB_NO_WAKEUP;
+	last_wakeup_ns = now;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 static __always_inline bool wanted(__u32 pid)
@@ -253,11 +259,9 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 		size += user_extras(regs, st, cfg, s, &frames[nu + nk]);
 	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
 		return 0;
-	/* A probe wakes the reader: the sooner `auto` sees that a process
-	 * needs CFI, the fewer of its stacks stay broken. */
-	if (bpf_ringbuf_output(&events, s, size,
-			       s->hdr.ustack_flags & TP_USTACK_PROBE ?
-				       BPF_RB_FORCE_WAKEUP : wakeup_flag()))
+	/* A probe wakes the reader no sooner than any record (once a second
+	 * at most): `auto` sees within that second that a process needs CFI. */
+	if (bpf_ringbuf_output(&events, s, size, wakeup_flag(s->hdr.time_ns)))
 		stat_inc(st, lost);
 	else
 		stat_inc(st, samples);

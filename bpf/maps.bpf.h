@@ -14,8 +14,12 @@ const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
 const volatile bool filter_label = false;	/* --label: only matching contexts */
 const volatile bool filter_tag = false;		/* --tag: only matching tags */
 const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
+const volatile __u64 ring_wakeup_ns = 1000000000;	/* records wake the reader at most this often */
 const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
 const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
+
+/* When records last woke the reader (bpf_ktime_get_ns; collect.bpf.h). */
+__u64 last_wakeup_ns = 0;
 
 /* Records to the agent: samples and task events (enum tp_rec_type). */
 struct {

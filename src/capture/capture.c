@@ -181,6 +181,8 @@ static struct sampler *start_sampler(struct capture *c, char *err,
 	so.filter_tag = c->o.filters.tag_field != NULL;
 	so.unwind_mode = c->o.unwind;
 	so.stack_bytes = c->o.stack_bytes;
+	/* A reader that sleeps for a tick needs slack beyond it. */
+	so.ring_seconds = c->o.tick_ms ? 4 : 1;
 	so.verbose = c->o.verbose;
 	return sampler__start(&so, on_record, c, err, errlen);
 }
@@ -219,13 +221,18 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 	return c;
 }
 
-void capture__poll(struct capture *c, int timeout_ms)
+void capture__poll(struct capture *c, int timeout_ms, int wake_fd)
 {
-	/* Samples do not wake the reader: a discovery due sooner than the
-	 * timeout shortens the wait, so it happens on time. */
-	if (c->next_due_ms >= 0 && c->next_due_ms < timeout_ms)
-		timeout_ms = c->next_due_ms;
-	sampler__poll(c->sampler, timeout_ms);
+	int due = c->next_due_ms;
+
+	/* Few samples wake the reader: a discovery due sooner than the
+	 * timeout shortens the wait, so it happens on time, or at the next
+	 * tick: discoveries due in the meantime run together. */
+	if (due >= 0 && due < c->o.tick_ms)
+		due = c->o.tick_ms;
+	if (due >= 0 && due < timeout_ms)
+		timeout_ms = due;
+	sampler__poll(c->sampler, timeout_ms, wake_fd);
 	c->next_due_ms = ctxwatch__tick(c->cw);
 	symbolizer__name_late(c->sym);
 }

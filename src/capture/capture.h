@@ -45,6 +45,9 @@ struct capture_opts {
 					 * budgets are shares of; 0: record's */
 	const char *debuginfod_urls;	/* servers to fetch debug files from:
 					 * NULL: DEBUGINFOD_URLS; "": none */
+	int tick_ms;			/* context discoveries due sooner wait
+					 * this long (the agent's wake-ups);
+					 * 0: each on time */
 	int verbose;
 };
 
@@ -54,8 +57,10 @@ struct capture;
 struct capture *capture__start(const struct capture_opts *o, char *err,
 			       size_t errlen);
 
-/* Handles records for up to timeout_ms, and due context discoveries. */
-void capture__poll(struct capture *c, int timeout_ms);
+/* Waits up to timeout_ms (less when a context discovery is due, but not
+ * less than tick_ms), or until wake_fd (-1: none) is readable, then
+ * handles the records waiting and the discoveries due. */
+void capture__poll(struct capture *c, int timeout_ms, int wake_fd);
 
 /* Stops sampling and handles the records still buffered. */
 void capture__stop(struct capture *c);

@@ -28,12 +28,20 @@
 #include "out/atomicfile.h"
 #include "unwind/mode.h"
 #include "sym/symbolizer.h"
+#include "util/clock.h"
 
 #define DEFAULT_CONFIG "/etc/tagprof/agent.conf"
 #define MAX_SERVICES 1024
 #define PUSH_QUEUE 64		/* windows kept for retry by the pusher */
 #define PENDING_MAX 32		/* files kept while the disk refuses them */
 #define STOP_PUSH_MS 5000
+/* The agent sleeps until the window ends, a signal, or the BPF side wakes
+ * it for samples (at most once a second, bpf/collect.bpf.h): a clock step
+ * delays a window end by at most this much. */
+#define POLL_MAX_MS 10000
+/* Context discoveries due sooner wait for this: a wake-up a second at
+ * most, as for the samples. */
+#define TICK_MS 1000
 
 /* A flag as given, re-applied over the config file on every (re)load. */
 struct flag {
@@ -273,6 +281,7 @@ static int start_capture(struct agent *a)
 	co.stack_bytes = a->cfg.stack_bytes;
 	co.max_memory = a->cfg.max_memory;
 	co.debuginfod_urls = a->cfg.debuginfod_urls;
+	co.tick_ms = TICK_MS;
 	co.verbose = a->cfg.verbose > 1 ? a->cfg.verbose - 1 : 0;
 	a->cap = capture__start(&co, err, sizeof(err));
 	if (!a->cap) {
@@ -328,65 +337,88 @@ static void keep_pending(struct agent *a, const char *path, uint8_t *data,
 	a->npending++;
 }
 
-/* Writes what the disk refused before, oldest first, until one fails. */
-static int flush_pending(struct agent *a, int *first_err)
-{
-	size_t done = 0;
-	int ret = 0;
-
-	while (done < a->npending) {
-		struct pending *p = &a->pending[done];
-
-		ret = atomicfile__write(p->path, p->data, p->len, 0640);
-		if (ret) {
-			if (!*first_err)
-				*first_err = ret;
-			break;
-		}
-		pending_free(p);
-		done++;
-	}
-	memmove(a->pending, a->pending + done,
-		(a->npending - done) * sizeof(a->pending[0]));
-	a->npending -= done;
-	return ret;
-}
-
 struct window_report {
 	size_t services, written, kept;
 	int write_err;
 };
 
-static void write_service(struct agent *a, const struct pprof *pp,
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Writes what the disk refused before, oldest first, then this window's
+ * files, in one batch (atomicfile__write_in: the disk is waited for a few
+ * times per window, not per file). From the first failure on, files wait
+ * for the next window, so the directory stays in order. Takes fresh's
+ * data and paths. */
+static void write_files(struct agent *a, struct pending *fresh,
+			size_t nfresh, int dir_err, struct window_report *r)
+{
+	size_t np = a->npending, n = np + nfresh, written = 0, i;
+	struct atomicfile_item *items = calloc(n ? n : 1, sizeof(*items));
+	int err = dir_err;
+
+	if (!err && !items)
+		err = -ENOMEM;
+	if (!err) {
+		for (i = 0; i < n; i++) {
+			struct pending *p = i < np ? &a->pending[i] :
+						     &fresh[i - np];
+
+			items[i] = (struct atomicfile_item){
+				.name = base_name(p->path), .data = p->data,
+				.len = p->len };
+		}
+		written = atomicfile__write_in(a->cfg.output_dir, items, n,
+					       0640);
+		if (written < n)
+			err = items[written].err;
+	}
+	free(items);
+	if (err && !r->write_err && err != -EAGAIN)
+		r->write_err = err;
+	/* The pending files written go; those after them stay. */
+	for (i = 0; i < np && i < written; i++)
+		pending_free(&a->pending[i]);
+	memmove(a->pending, a->pending + i, (np - i) * sizeof(a->pending[0]));
+	a->npending -= i;
+	for (i = 0; i < nfresh; i++) {
+		struct pending *p = &fresh[i];
+
+		if (np + i < written) {
+			r->written++;
+			free(p->data);
+		} else {
+			keep_pending(a, p->path, p->data, p->len);
+			r->kept++;
+		}
+		free(p->path);
+	}
+}
+
+/* Encodes one service's profile into *f and hands it to the pusher. */
+static int encode_service(struct agent *a, const struct pprof *pp,
 			  const char *service, time_t start, time_t end,
-			  struct window_report *r)
+			  struct pending *f)
 {
 	const char *keys[1] = { "host" }, *vals[1] = { a->host };
 	char path[4096];
-	uint8_t *data = NULL;
-	size_t len = 0;
-	int ret;
 
-	if (pprof__encode_where(pp, "service", service, &data, &len) ||
+	memset(f, 0, sizeof(*f));
+	if (pprof__encode_where(pp, "service", service, &f->data, &f->len) ||
 	    retention__file_name(a->cfg.output_dir, start, service, path,
-				 sizeof(path))) {
-		free(data);
-		return;
+				 sizeof(path)) ||
+	    !(f->path = strdup(path))) {
+		free(f->data);
+		return -1;
 	}
 	if (a->push)
-		push__enqueue(a->push, service, keys, vals, 1, start, end, data,
-			      len);
-	/* Older refused files go first, so the directory stays in order. */
-	ret = a->npending ? -EAGAIN : atomicfile__write(path, data, len, 0640);
-	if (ret) {
-		if (!r->write_err && ret != -EAGAIN)
-			r->write_err = ret;
-		keep_pending(a, path, data, len);
-		r->kept++;
-		return;
-	}
-	r->written++;
-	free(data);
+		push__enqueue(a->push, service, keys, vals, 1, start, end,
+			      f->data, f->len);
+	return 0;
 }
 
 static void write_window(struct agent *a, struct pprof *pp)
@@ -395,19 +427,22 @@ static void write_window(struct agent *a, struct pprof *pp)
 	struct window_report r = { 0 };
 	time_t start = pprof__time_nanos(pp) / 1000000000ll;
 	time_t end = time(NULL);
+	struct pending *fresh;
+	size_t nfresh = 0;
 	char perr[256];
 	int ret;
 
 	/* The directory may have vanished, or be back: (re)create it. */
 	ret = retention__ensure_dir(a->cfg.output_dir);
-	if (!ret)
-		flush_pending(a, &r.write_err);
-	else
-		r.write_err = ret;
 	r.services = pprof__label_values(pp, "service", services,
 					 MAX_SERVICES);
-	for (size_t i = 0; i < r.services; i++)
-		write_service(a, pp, services[i], start, end, &r);
+	fresh = calloc(r.services ? r.services : 1, sizeof(*fresh));
+	for (size_t i = 0; fresh && i < r.services; i++)
+		if (!encode_service(a, pp, services[i], start, end,
+				    &fresh[nfresh]))
+			nfresh++;
+	write_files(a, fresh, nfresh, ret ? ret : fresh ? 0 : -ENOMEM, &r);
+	free(fresh);
 	if (!a->npending)
 		retention__enforce(a->cfg.output_dir, a->cfg.retain_files,
 				   a->cfg.retain_bytes);
@@ -459,6 +494,7 @@ static time_t window_end(time_t now, uint64_t window)
 
 static void end_window(struct agent *a)
 {
+	uint64_t cpu0 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
 	struct pprof *pp = capture__take(a->cap);
 	char refused[160];
 	uint64_t n;
@@ -479,6 +515,10 @@ static void end_window(struct agent *a)
 	/* What the window and the processes that are gone held goes back
 	 * to the system, not only to malloc. */
 	malloc_trim(0);
+	/* What a window costs beyond its samples (tests/bench). */
+	if (a->cfg.verbose)
+		logf_("window work: %.3f ms CPU",
+		      (clock__ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / 1e6);
 }
 
 /* Equal strings, or both NULL. */
@@ -540,12 +580,23 @@ static void check_memory(struct agent *a)
 	capture__set_dropping(a->cap, over);
 }
 
+/* Milliseconds until the wall-clock second `end` starts, within
+ * [0, POLL_MAX_MS]. */
+static int ms_until(time_t end)
+{
+	int64_t left = (int64_t)end * 1000 -
+		       (int64_t)(clock__ns(CLOCK_REALTIME) / 1000000);
+
+	return left < 0 ? 0 : left > POLL_MAX_MS ? POLL_MAX_MS : (int)left;
+}
+
 static int run(struct agent *a)
 {
 	time_t next = window_end(time(NULL), a->cfg.window_s), checked = 0;
 
 	while (!stop_requested) {
-		capture__poll(a->cap, 100);
+		capture__poll(a->cap, ms_until(next), signals__wake_fd());
+		signals__drain();
 		if (time(NULL) != checked) {	/* the heap, once a second */
 			checked = time(NULL);
 			check_memory(a);

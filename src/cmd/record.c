@@ -472,7 +472,7 @@ static void capture_loop(struct capture *c, const struct record_opts *o,
 	int wstatus;
 
 	for (;;) {
-		capture__poll(c, 100);
+		capture__poll(c, 100, -1);
 		elapsed = clock__ns(CLOCK_MONOTONIC) - start_ns;
 		if (stop_requested || (limit && elapsed >= limit) ||
 		    watched_exited(o))

@@ -10,7 +10,10 @@
  */
 #include "cmd/signals.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
+#include <unistd.h>
 
 /* Ignored: SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF, SIGIO
  * (SIGPOLL), SIGSTKFLT, SIGPWR, SIGXFSZ (a write past RLIMIT_FSIZE fails
@@ -26,16 +29,45 @@ static const int signals__unused[] = {
 
 /* The flag each signal raises; set before its handler is installed. */
 static volatile sig_atomic_t *signals__flags[NSIG];
+/* A byte per signal (while there is room) wakes a poll on the read end,
+ * whichever thread ran the handler and however close to the poll it came:
+ * no EINTR race. */
+static int signals__pipe[2] = { -1, -1 };
 
 static void signals__on_signal(int sig)
 {
+	int saved = errno;
+	ssize_t n;
+
 	*signals__flags[sig] = 1;
+	if (signals__pipe[1] >= 0) {
+		n = write(signals__pipe[1], "", 1);	/* full: already awake */
+		(void)n;
+	}
+	errno = saved;
+}
+
+int signals__wake_fd(void)
+{
+	return signals__pipe[0];
+}
+
+void signals__drain(void)
+{
+	char buf[64];
+
+	if (signals__pipe[0] < 0)
+		return;
+	while (read(signals__pipe[0], buf, sizeof(buf)) > 0)
+		;
 }
 
 void signals__flag(int sig, volatile sig_atomic_t *flag)
 {
 	struct sigaction sa = { 0 };
 
+	if (signals__pipe[0] < 0 && pipe2(signals__pipe, O_NONBLOCK | O_CLOEXEC))
+		signals__pipe[0] = signals__pipe[1] = -1;	/* EINTR only */
 	signals__flags[sig] = flag;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = signals__on_signal;	/* no SA_RESTART: poll must wake */

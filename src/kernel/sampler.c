@@ -3,6 +3,7 @@
  * one perf event per online CPU for its perf_event program. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/epoll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@ struct sampler {
 	int nlinks;
 	int ncpus;			/* possible CPUs: per-CPU map width */
 	__u32 ring_size;
+	int epfd;			/* the ring buffer, and wake_fd */
+	int wake_fd;			/* the one added to epfd, or -1 */
 	sampler_record_fn fn;
 	void *ctx;
 };
@@ -189,9 +192,12 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
 	return 0;
 }
 
-/* Ring buffer: about a second of records at the expected rate (2 KiB a
- * sample covers deep stacks and a context), a power of two between 256 KiB
- * and 16 MiB. Its pages count in the resident size once written, so a
+/* Ring buffer: ring_seconds (default 1) of records at the expected rate
+ * (2 KiB a sample covers deep stacks and a context), a power of two
+ * between 256 KiB and 16 MiB. A reader that sleeps until the BPF side
+ * wakes it (once a second, or when a quarter waits: wakeup_flag in the BPF
+ * program) and may then be busy for a while (a window to write, new
+ * processes to look at, a loaded host) asks for more slack. Its pages count in the resident size once written, so a
  * 19 Hz agent should not carry what a 999 Hz capture needs. */
 static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
 {
@@ -202,7 +208,8 @@ static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
 	uint64_t per = 2048 + (o->unwind_mode == TP_UNWIND_DWARF ?
 			       sizeof(struct tp_uregs) +
 			       (o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
-	uint64_t want = rate * (uint64_t)ncpus * per;
+	uint64_t want = (o->ring_seconds ? o->ring_seconds : 1) * rate *
+			(uint64_t)ncpus * per;
 	__u32 size = 256 << 10;
 
 	while (size < want && size < (16u << 20))
@@ -347,6 +354,8 @@ struct sampler *sampler__start(const struct sampler_opts *o,
 	libbpf_set_print(libbpf_print);
 	s->fn = fn;
 	s->ctx = ctx;
+	s->epfd = -1;
+	s->wake_fd = -1;
 	s->ncpus = libbpf_num_possible_cpus();
 	if (s->ncpus <= 0) {
 		snprintf(err, errlen, "cannot count CPUs");
@@ -364,6 +373,14 @@ struct sampler *sampler__start(const struct sampler_opts *o,
 			 strerror(errno));
 		goto fail;
 	}
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0 ||
+	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, bpf_map__fd(s->skel->maps.events),
+		      &(struct epoll_event){ .events = EPOLLIN })) {
+		snprintf(err, errlen, "cannot set up the ring buffer: %s",
+			 strerror(errno));
+		goto fail;
+	}
 	if (open_events(s, o, err, errlen))
 		goto fail;
 	return s;
@@ -372,16 +389,26 @@ fail:
 	return NULL;
 }
 
-int sampler__poll(struct sampler *s, int timeout_ms)
+int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
 {
-	int n = ring_buffer__poll(s->rb, timeout_ms), m;
+	struct epoll_event ev[2];
+	int n, m;
 
-	/* Samples do not wake us (see wakeup_flag in the BPF program): take
-	 * what waits whenever the poll returns, timeout included. */
+	if (wake_fd >= 0 && wake_fd != s->wake_fd) {
+		struct epoll_event add = { .events = EPOLLIN };
+
+		if (!epoll_ctl(s->epfd, EPOLL_CTL_ADD, wake_fd, &add))
+			s->wake_fd = wake_fd;
+	}
+	/* Few records wake us (see wakeup_flag in the BPF program): take
+	 * what waits whenever the wait ends, timeout included. */
+	n = epoll_wait(s->epfd, ev, 2, timeout_ms);
+	if (n < 0)
+		n = -errno;
 	m = ring_buffer__consume(s->rb);
 	if (n < 0)
 		return n;
-	return m < 0 ? m : n + m;
+	return m;
 }
 
 static void close_events(struct sampler *s)
@@ -435,6 +462,8 @@ void sampler__free(struct sampler *s)
 	if (s->links)
 		close_events(s);
 	ring_buffer__free(s->rb);
+	if (s->epfd >= 0)
+		close(s->epfd);
 	sample_bpf__destroy(s->skel);
 	free(s->links);
 	free(s);

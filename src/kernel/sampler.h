@@ -24,6 +24,8 @@ struct sampler_opts {
 	bool filter_tag;	/* --tag: drop samples whose tag doesn't match */
 	uint32_t unwind_mode;	/* enum tp_unwind_mode */
 	uint32_t stack_bytes;	/* user stack copied per sample; 0 = default */
+	uint32_t ring_seconds;	/* records the ring buffer holds, in seconds
+				 * at the expected rate; 0 = 1 */
 	int verbose;		/* >0: libbpf messages, verifier log */
 };
 
@@ -38,9 +40,11 @@ struct sampler *sampler__start(const struct sampler_opts *o,
 			       sampler_record_fn fn, void *ctx, char *err,
 			       size_t errlen);
 
-/* Polls the ring buffer for up to timeout_ms. Returns records handled or
- * -errno (-EINTR when a signal arrived). */
-int sampler__poll(struct sampler *s, int timeout_ms);
+/* Waits up to timeout_ms for the BPF side to wake the reader (see
+ * wakeup_flag in bpf/collect.bpf.h), or for wake_fd (-1: none) to be
+ * readable, then hands over every record waiting. Returns records handled
+ * or -errno (-EINTR when a signal arrived). */
+int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd);
 
 /* Stops sampling (closes the perf events), then hands over every record
  * still in the ring buffer. */

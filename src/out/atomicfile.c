@@ -222,3 +222,88 @@ cleanup:
 	free(dir);
 	return err;
 }
+
+/* What atomicfile__write does for one file, for several in one directory:
+ * the files are written first (their write-back started at once), then
+ * synced, then renamed, and the directory synced once. The syncs of files
+ * written together find their neighbours' inodes and the directory
+ * already on disk: a window of many services costs a few waits for the
+ * disk, not several per file. */
+size_t atomicfile__write_in(const char *dir, struct atomicfile_item *items,
+			    size_t n, mode_t mode)
+{
+	char (*tmp)[TMP_NAME_SIZE] = NULL;
+	size_t staged = 0, ok = 0, fail = n, i;
+	int dfd, *fds = NULL, err = 0;
+	bool can_sync;
+
+	if (!n)
+		return 0;
+	dfd = open_dir(dir, &can_sync);
+	tmp = calloc(n, sizeof(*tmp));
+	fds = calloc(n, sizeof(*fds));
+	if (dfd < 0 || !tmp || !fds) {
+		err = dfd < 0 ? dfd : -ENOMEM;
+		fail = 0;
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		fds[i] = create_temp(dfd, items[i].name, tmp[i]);
+		if (fds[i] < 0) {
+			err = fds[i];
+			fail = i;
+			break;
+		}
+		staged = i + 1;
+		if (fchmod(fds[i], mode & 07777) < 0)
+			err = -errno;
+		if (!err)
+			err = write_all(fds[i], items[i].data, items[i].len);
+		if (err) {
+			fail = i;
+			break;
+		}
+		/* Only a hint: the fsync below waits. */
+		sync_file_range(fds[i], 0, 0, SYNC_FILE_RANGE_WRITE);
+	}
+	for (i = 0; i < staged; i++) {
+		if (i < fail && fsync(fds[i]) < 0) {
+			err = -errno;
+			fail = i;
+		}
+		/* close can report a delayed write error (e.g. on NFS). */
+		if (close(fds[i]) < 0 && i < fail) {
+			err = -errno;
+			fail = i;
+		}
+	}
+	/* In order, so the directory never holds a file without the older
+	 * ones before it. rename replaces a symlink, never follows it. */
+	for (i = 0; i < fail; i++) {
+		if (renameat(dfd, tmp[i], dfd, items[i].name) < 0) {
+			err = -errno;
+			fail = i;
+			break;
+		}
+		ok++;
+	}
+	for (i = fail; i < staged; i++)
+		unlinkat(dfd, tmp[i], 0);
+	if (ok) {
+		int serr = sync_dir(dfd, can_sync);
+
+		if (serr) {	/* in place, maybe not on disk: again later */
+			err = serr;
+			fail = 0;
+			ok = 0;
+		}
+	}
+cleanup:
+	for (i = 0; i < n; i++)
+		items[i].err = i < fail ? 0 : i == fail ? err : -EAGAIN;
+	if (dfd >= 0)
+		close(dfd);
+	free(tmp);
+	free(fds);
+	return ok;
+}

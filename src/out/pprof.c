@@ -658,6 +658,9 @@ struct enc {
 	Perftools__Profiles__Sample **samplep;
 	Perftools__Profiles__Label *labels;
 	Perftools__Profiles__Label **labelp;
+	int64_t *comments;	/* renumbered copy (compact_strings) */
+	int64_t *remap;		/* old string index -> new + 1 (0: unused) */
+	size_t nstrs;		/* strings kept so far */
 };
 
 /* Which entries an encoding writes: NULL arrays mean all. Ids stay those
@@ -688,6 +691,8 @@ static void enc_free(struct enc *e)
 	free(e->samplep);
 	free(e->labels);
 	free(e->labelp);
+	free(e->comments);
+	free(e->remap);
 }
 
 /* Allocates n structs and n pointers to them; n == 0 leaves both NULL. */
@@ -914,6 +919,70 @@ static int fill_strings(const struct pprof *p, struct enc *e,
 	return 0;
 }
 
+/* The new index of string i, given one at its first use. */
+static int64_t use_str(const struct pprof *p, struct enc *e, int64_t i)
+{
+	if (i <= 0 || (uint64_t)i >= p->strs.n)
+		return 0;	/* "" stays first */
+	if (!e->remap[i]) {
+		e->remap[i] = (int64_t)++e->nstrs;
+		e->strs[e->remap[i] - 1] = (char *)p->strs.recs[i];
+	}
+	return e->remap[i] - 1;
+}
+
+/* A selection's file holds the strings its own messages name, not the
+ * whole window's: one service's file carries no other service's function
+ * or file names, and encoding a window costs the size of each service's
+ * part, not the window's size times the services. After fill_strings. */
+static int compact_strings(const struct pprof *p, struct enc *e,
+			   Perftools__Profiles__Profile *msg)
+{
+	size_t i, j;
+
+	e->remap = calloc(p->strs.n ? p->strs.n : 1, sizeof(*e->remap));
+	e->comments = calloc(msg->n_comment ? msg->n_comment : 1,
+			     sizeof(*e->comments));
+	if (!e->remap || !e->comments)
+		return -ENOMEM;
+	e->nstrs = 1;		/* e->strs[0] is "" already */
+	for (i = 0; i < msg->n_sample_type; i++) {
+		msg->sample_type[i]->type = use_str(p, e, msg->sample_type[i]->type);
+		msg->sample_type[i]->unit = use_str(p, e, msg->sample_type[i]->unit);
+	}
+	if (msg->period_type) {
+		msg->period_type->type = use_str(p, e, msg->period_type->type);
+		msg->period_type->unit = use_str(p, e, msg->period_type->unit);
+	}
+	for (i = 0; i < msg->n_sample; i++)
+		for (j = 0; j < msg->sample[i]->n_label; j++) {
+			Perftools__Profiles__Label *l = msg->sample[i]->label[j];
+
+			l->key = use_str(p, e, l->key);
+			l->str = use_str(p, e, l->str);
+			l->num_unit = use_str(p, e, l->num_unit);
+		}
+	for (i = 0; i < msg->n_mapping; i++) {
+		msg->mapping[i]->filename = use_str(p, e, msg->mapping[i]->filename);
+		msg->mapping[i]->build_id = use_str(p, e, msg->mapping[i]->build_id);
+	}
+	for (i = 0; i < msg->n_function; i++) {
+		Perftools__Profiles__Function *f = msg->function[i];
+
+		f->name = use_str(p, e, f->name);
+		f->system_name = use_str(p, e, f->system_name);
+		f->filename = use_str(p, e, f->filename);
+	}
+	for (i = 0; i < msg->n_comment; i++)
+		e->comments[i] = use_str(p, e, msg->comment[i]);
+	msg->comment = e->comments;
+	msg->drop_frames = use_str(p, e, msg->drop_frames);
+	msg->keep_frames = use_str(p, e, msg->keep_frames);
+	msg->default_sample_type = use_str(p, e, msg->default_sample_type);
+	msg->n_string_table = e->nstrs;
+	return 0;
+}
+
 static int pack(const Perftools__Profiles__Profile *msg, uint8_t **out,
 		size_t *len)
 {
@@ -1126,8 +1195,8 @@ static int main_mapping_first(const struct pprof *p, const struct sel *sel,
 	return 0;
 }
 
-static int encode(const struct pprof *p, const struct sel *sel, uint8_t **out,
-		  size_t *len)
+static int encode(const struct pprof *p, const struct sel *sel, bool compact,
+		  uint8_t **out, size_t *len)
 {
 	Perftools__Profiles__Profile msg;
 	struct enc e;
@@ -1156,6 +1225,10 @@ static int encode(const struct pprof *p, const struct sel *sel, uint8_t **out,
 	msg.duration_nanos = p->duration_nanos;
 	msg.n_comment = p->ncomments;
 	msg.comment = p->comments;
+	if (compact)
+		err = compact_strings(p, &e, &msg);
+	if (err)
+		goto cleanup;
 
 	err = pack(&msg, &raw, &rawlen);
 	if (err)
@@ -1173,7 +1246,7 @@ int pprof__encode(const struct pprof *p, uint8_t **out, size_t *len)
 {
 	const struct sel all = { 0 };
 
-	return encode(p, &all, out, len);
+	return encode(p, &all, false, out, len);
 }
 
 int pprof__encode_where(const struct pprof *p, const char *key,
@@ -1183,7 +1256,7 @@ int pprof__encode_where(const struct pprof *p, const char *key,
 	int err = select_label(p, key, value, &sel);
 
 	if (!err)
-		err = encode(p, &sel, out, len);
+		err = encode(p, &sel, true, out, len);
 	sel_free(&sel);
 	if (err)
 		errno = -err;

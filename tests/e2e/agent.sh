@@ -4,7 +4,7 @@
 # on-demand --label capture running beside it.
 . "$(dirname "$0")/../lib.sh"
 need_bpf agent_windows agent_files_own_service agent_sigterm_writes agent_sigkill_no_partial \
-	agent_full_disk agent_push agent_coexist agent_config agent_memory_bound
+	agent_full_disk agent_push agent_coexist agent_config agent_memory_bound agent_sleeps
 LIB=$PWD/${BUILD:-build}/libtagprof.so
 REPO=$PWD
 
@@ -255,3 +255,47 @@ if [ $rc -eq 0 ] && [ "$dropped" -gt 0 ] && [ "$shown" -eq "$dropped" ] &&
 else
 	fail agent_memory_bound "rc=$rc, dropped $dropped, $shown shown as such, files: $(ls "$TMP/m" | tr "\n" " "); log: $(tail -2 "$TMP/m.err")"
 fi
+
+# 9. The agent sleeps while the host does, and is still on time: it wakes
+# for the window's end, a signal, or the BPF side (at most once a second
+# for samples), never on a short timer. With 60 s windows nothing is
+# written while it is watched: its voluntary context switches (all
+# threads) stay well under the 10 a second a 100 ms poll would cost. Then
+# 2 s windows: each file is written within a second of its window's end,
+# SIGHUP is read at once, and SIGTERM ends it at once.
+vcs() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }'; }
+"$TAGPROF" agent --output-dir "$TMP/s" --window 60 -F 19 2>"$TMP/s.err" &
+ag=$!
+sleep 3
+v0=$(vcs $ag); t0=$EPOCHREALTIME
+sleep 5
+v1=$(vcs $ag); t1=$EPOCHREALTIME
+stop $ag
+wakes=$(awk -v v=$((v1 - v0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", v / (b - a) }')
+ok=""
+awk -v w="$wakes" 'BEGIN { exit !(w < 4) }' || ok="$ok $wakes-wakeups/s"
+"$TAGPROF" agent --output-dir "$TMP/s2" --window 2 -F 19 2>"$TMP/s2.err" &
+ag=$!
+sleep 5.5
+kill -HUP $ag
+t0=$EPOCHREALTIME
+for _ in $(seq 50); do grep -q reloaded "$TMP/s2.err" && break; sleep 0.02; done
+hup=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+awk -v h="$hup" 'BEGIN { exit !(h < 0.5) }' || ok="$ok sighup-took-${hup}s"
+sleep 1.3
+t0=$EPOCHREALTIME
+stop $ag; rc=$?
+term=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+[ $rc -eq 0 ] || ok="$ok rc=$rc"
+awk -v t="$term" 'BEGIN { exit !(t < 1) }' || ok="$ok sigterm-took-${term}s"
+# Lateness of each full window's files: mtime minus the window's end.
+late=$(for f in "$TMP"/s2/*.pb.gz; do
+		st=$(basename "$f" | sed 's/_.*//')
+		e=$(date -u -d "$(sed 's/\(....\)\(..\)\(..\)T\(..\)\(..\)\(..\)Z/\1-\2-\3 \4:\5:\6/' <<<"$st")" +%s)
+		awk -v m="$(stat -c %.3Y "$f")" -v e=$((e + 2)) -v t="$t0" \
+			'BEGIN { if (e <= t) printf "%.3f\n", m - e }'
+	done | sort -g | tail -1)
+[ -n "$late" ] || ok="$ok no-full-window"
+awk -v l="${late:-9}" 'BEGIN { exit !(l < 1) }' || ok="$ok window-late-${late}s"
+echo "agent_sleeps: $wakes voluntary wake-ups/s idle, SIGHUP read in ${hup}s, SIGTERM exit in ${term}s, latest window +${late}s" >&2
+if [ -z "$ok" ]; then pass agent_sleeps; else fail agent_sleeps "$ok; log: $(tail -2 "$TMP/s2.err")"; fi

@@ -815,6 +815,48 @@ static void test_sink_write_readback(void)
 	remove_tmpdir();
 }
 
+/* A window's files written together: all in place, in order; from the
+ * first that fails on, none is written and no temporary file stays. */
+static void sink_write_many(void)
+{
+	struct atomicfile_item items[3] = {
+		{ .name = "a.pb.gz", .data = "aa", .len = 2 },
+		{ .name = "b.pb.gz", .data = "bbb", .len = 3 },
+		{ .name = "c.pb.gz", .data = "c", .len = 1 },
+	};
+
+	CHECK(atomicfile__write_in(tmpdir, items, 3, 0640) == 3);
+	CHECK(items[0].err == 0 && items[1].err == 0 && items[2].err == 0);
+	check_written(tmp_path("a.pb.gz"), "aa", 2, 0640);
+	check_written(tmp_path("b.pb.gz"), "bbb", 3, 0640);
+	check_written(tmp_path("c.pb.gz"), "c", 1, 0640);
+	CHECK(!check_case_failed);
+	CHECK(count_entries() == 3);
+	/* A directory where the second goes: rename fails there. */
+	CHECK(unlink(tmp_path("b.pb.gz")) == 0);
+	CHECK(mkdir(tmp_path("b.pb.gz"), 0700) == 0);
+	items[0].data = "AA";
+	CHECK(atomicfile__write_in(tmpdir, items, 3, 0600) == 1);
+	CHECK(items[0].err == 0 && items[1].err < 0 &&
+	      items[1].err != -EAGAIN && items[2].err == -EAGAIN);
+	check_written(tmp_path("a.pb.gz"), "AA", 2, 0600);
+	check_written(tmp_path("c.pb.gz"), "c", 1, 0640);	/* untouched */
+	CHECK(!check_case_failed);
+	CHECK(count_entries() == 3);	/* no temporary file left */
+	CHECK(rmdir(tmp_path("b.pb.gz")) == 0);
+	/* No directory: the first gets the error. */
+	CHECK(atomicfile__write_in(tmp_path("none"), items, 3, 0600) == 0);
+	CHECK(items[0].err == -ENOENT && items[1].err == -EAGAIN);
+}
+
+static void test_sink_write_many(void)
+{
+	umask(0);
+	CHECK(make_tmpdir());
+	sink_write_many();
+	remove_tmpdir();
+}
+
 static void sink_replaces_symlink(void)
 {
 	const char *victim = tmp_path("victim"), *out = tmp_path("out");
@@ -977,6 +1019,7 @@ int main(void)
 	RUN(test_hashmap_borrow);
 	RUN(test_hashmap_free_values);
 	RUN(test_sink_write_readback);
+	RUN(test_sink_write_many);
 	RUN(test_sink_replaces_symlink);
 	RUN(test_sink_failures);
 	RUN(test_sink_check_writable);

@@ -4,6 +4,8 @@
 #include "cmd/signals.h"
 #include "check.h"
 
+#include <poll.h>
+#include <pthread.h>
 #include <string.h>
 
 static volatile sig_atomic_t stop, hup, child;
@@ -88,10 +90,61 @@ static void test_unused_ignored(void)
 	CHECK(stop == 0 && hup == 0);
 }
 
+static int readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN);
+}
+
+/* Unblocked in this thread only: it takes the signal. */
+static void *send_term(void *arg)
+{
+	sigset_t term;
+
+	(void)arg;
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+	pthread_kill(pthread_self(), SIGTERM);
+	return NULL;
+}
+
+/* The agent sleeps in poll for seconds: a signal must wake it through the
+ * fd, even one that another thread takes (no EINTR in the main thread),
+ * and the fd is quiet again once drained. */
+static void test_wake_fd(void)
+{
+	pthread_t th;
+	sigset_t block, old;
+
+	signals__install(&stop, &hup);
+	CHECK(signals__wake_fd() >= 0);
+	signals__drain();
+	CHECK(!readable(signals__wake_fd(), 0));
+	clear();
+	CHECK(raise(SIGHUP) == 0);
+	CHECK(hup == 1 && readable(signals__wake_fd(), 0));
+	signals__drain();
+	CHECK(!readable(signals__wake_fd(), 0));
+	/* Blocked here, so the other thread's handler runs. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	clear();
+	CHECK(pthread_create(&th, NULL, send_term, NULL) == 0);
+	CHECK(readable(signals__wake_fd(), 5000));
+	pthread_join(th, NULL);
+	CHECK(stop == 1);
+	signals__drain();
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 int main(void)
 {
 	RUN(test_stop_and_hup);
 	RUN(test_hup_stops_and_child);
 	RUN(test_unused_ignored);
+	RUN(test_wake_fd);
 	CHECK_EXIT();
 }
