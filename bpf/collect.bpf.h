@@ -89,7 +89,7 @@ static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
 	__u32 zero = 0;
 	struct fp_window *w;
 
-	if (fp_walk_ok(regs, task)) {
+	if (fp_walk && fp_walk_ok(regs, task)) {
 		w = bpf_map_lookup_elem(&fpwin_map, &zero);
 		if (w)
 			return walk_user_fp(regs, frames, w);
@@ -202,8 +202,9 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	if (!s)
 		return 0;
 
-	task = bpf_get_current_task_btf();
-	has_mm = task->mm != NULL;
+	/* bpf_get_current_task, not _btf (5.11+): the README's kernels. */
+	task = (struct task_struct *)bpf_get_current_task();
+	has_mm = BPF_CORE_READ(task, mm) != NULL;
 	cfg = bpf_map_lookup_elem(&proc_cfg, &pid);
 	/* Tag and context first: --tag and --label drop a sample before the
 	 * stack walks. Only a process that declared tags gets them read. */
@@ -233,7 +234,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	s->hdr.cpu = bpf_get_smp_processor_id();
 	s->hdr.time_ns = bpf_ktime_get_ns();
 	s->hdr.period = origin_period(ctx, origin);
-	s->hdr.start_ns = task->group_leader->start_boottime;
+	s->hdr.start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	bpf_get_current_comm(s->hdr.comm, sizeof(s->hdr.comm));
 
 	pad = (s->hdr.ctx_size + 7) & ~7u;

@@ -197,8 +197,9 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
  * between 256 KiB and 16 MiB. A reader that sleeps until the BPF side
  * wakes it (once a second, or when a quarter waits: wakeup_flag in the BPF
  * program) and may then be busy for a while (a window to write, new
- * processes to look at, a loaded host) asks for more slack. Its pages count in the resident size once written, so a
- * 19 Hz agent should not carry what a 999 Hz capture needs. */
+ * processes to look at, a loaded host) asks for more slack. Its pages
+ * count in the resident size once written, so a 19 Hz agent should not
+ * carry what a 999 Hz capture needs. */
 static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
 {
 	uint64_t rate = o->use_period ? 1000 : o->freq;	/* unknown: assume 1 kHz */
@@ -268,6 +269,9 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->unwind_mode = o->unwind_mode;
 	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
 							TP_STACK_DEFAULT;
+	s->skel->rodata->fp_walk =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop,
+					NULL) == 1;
 	lazy_maps(s->skel);
 	return 0;
 }
