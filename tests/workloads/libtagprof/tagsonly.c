@@ -63,7 +63,8 @@ int main(int argc, char **argv)
 {
 	static const char *const fields[] = { "operator:16" };
 	double seconds, end;
-	uint64_t prev;
+	uint64_t prev, rng = 1;
+	int k;
 
 	tagprof_tag_swap(0);	/* the untagged value, before any work */
 	if (argc != 2 || (seconds = atof(argv[1])) <= 0) {
@@ -79,11 +80,17 @@ int main(int argc, char **argv)
 	warm_up(1);
 	end = now() + seconds;
 	while (now() < end) {
+		/* k varies from round to round so that a round's length does
+		 * not stay in step with the sampling period: a fixed ~0.5 ms
+		 * round sampled every 1 ms aliased, and the split then drifted
+		 * by up to 3 points from run to run. Each round keeps 3:1. */
+		k = 1 + (int)((rng = rng * 6364136223846793005ULL +
+					 1442695040888963407ULL) >> 61);
 		prev = tagprof_tag_swap(OP_BUILD);
-		shared_insert(3);
+		shared_insert(3 * k);
 		tagprof_tag_swap(prev);
 		prev = tagprof_tag_swap(OP_PROBE);
-		shared_insert(1);
+		shared_insert(k);
 		tagprof_tag_swap(prev);
 	}
 	return 0;
