@@ -279,21 +279,23 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 /* -v: which BTF the programs were relocated against. */
 static void say_btf(const struct btfcut_info *b, bool fell_back)
 {
+	const char *at = b->path[0] ? " " : "";
+
 	if (fell_back)
-		fprintf(stderr, "tagprof: kernel BTF: the cut-down copy %s did not "
-			"load; used the kernel's own\n", b->path);
+		fprintf(stderr, "tagprof: kernel BTF: the cut-down copy%s%s did "
+			"not load; used the kernel's own\n", at, b->path);
 	else if (b->how == BTFCUT_CACHED)
 		fprintf(stderr, "tagprof: kernel BTF: cached cut-down copy %s\n",
 			b->path);
-	else if (b->how == BTFCUT_BUILT)
-		fprintf(stderr, "tagprof: kernel BTF: cut down to %u types%s%s%s\n",
-			b->types, b->path[0] ? ", cached in " : "", b->path,
-			b->why[0] ? "; " : "");
+	else if (b->how == BTFCUT_BUILT && b->path[0])
+		fprintf(stderr, "tagprof: kernel BTF: cut down to %u types, "
+			"cached in %s\n", b->types, b->path);
+	else if (b->how == BTFCUT_BUILT)	/* why: not cached, and why */
+		fprintf(stderr, "tagprof: kernel BTF: cut down to %u types (%s)\n",
+			b->types, b->why);
 	else
 		fprintf(stderr, "tagprof: kernel BTF: the kernel's own (%s)\n",
 			b->why);
-	if (b->how == BTFCUT_BUILT && b->why[0])
-		fprintf(stderr, "tagprof: kernel BTF: %s\n", b->why);
 }
 
 /* Loads against the cut of the kernel's BTF (btfcut.h), and against the
