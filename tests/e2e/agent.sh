@@ -274,6 +274,10 @@ stop $ag
 wakes=$(awk -v v=$((v1 - v0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", v / (b - a) }')
 ok=""
 awk -v w="$wakes" 'BEGIN { exit !(w < 4) }' || ok="$ok $wakes-wakeups/s"
+# A busy process, so each 2 s window has samples (and files) even on an
+# idle machine: a window without samples writes nothing.
+( while :; do :; done ) &
+spin=$!
 "$TAGPROF" agent --output-dir "$TMP/s2" --window 2 -F 19 2>"$TMP/s2.err" &
 ag=$!
 sleep 5.5
@@ -286,6 +290,7 @@ sleep 1.3
 t0=$EPOCHREALTIME
 stop $ag; rc=$?
 term=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }')
+kill $spin 2>/dev/null; wait $spin 2>/dev/null
 [ $rc -eq 0 ] || ok="$ok rc=$rc"
 awk -v t="$term" 'BEGIN { exit !(t < 1) }' || ok="$ok sigterm-took-${term}s"
 # Lateness of each full window's files: mtime minus the window's end.
