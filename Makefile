@@ -16,6 +16,8 @@ ARCH     := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(UNAME_M)))
 VMLINUX  := vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS   ?= -O2 -g
+# -DTP_STAGE_TIMES: the sampler times its stages (tests/bench/bpf_stages.sh)
+BPF_DEFS ?=
 WARN     := -Wall -Wextra -Wno-missing-field-initializers
 CPPFLAGS += -D_GNU_SOURCE -DTAGPROF_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(BUILD)
 # libcurl and libpfm4 are loaded with dlopen when first needed (dynlib.h):
@@ -52,7 +54,7 @@ $(BUILD) $(BUILD)/obj $(BUILD)/tests $(BUILD)/workloads:
 
 # --- BPF: compile, strip DWARF (keep BTF), generate skeletons ---
 $(BUILD)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h) $(VMLINUX) | $(BUILD)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall \
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall $(BPF_DEFS) \
 		-I vmlinux/$(ARCH) -I include -I bpf -c $< -o $@
 	$(LLVM_STRIP) -g $@
 

@@ -11,6 +11,8 @@
 #include "context.bpf.h"
 #include "tag.bpf.h"
 #include "ustack.bpf.h"
+#include "stackid.bpf.h"
+#include "stages.bpf.h"
 
 /* What fired the program. Only perf event samples exist yet; uprobes and
  * memory-access events would be the next. Kept in BPF: the record does not
@@ -81,9 +83,12 @@ static __always_inline __u32 frames_of(long bytes)
 }
 
 /* The user frames, leaf first, into frames (TP_MAX_FRAMES of room):
- * walked here when that gives what the kernel's walk would, else by it. */
+ * walked here when that gives what the kernel's walk would, else by it.
+ * *folded: the walk's window, whose hash holds the frames folded; NULL
+ * when the kernel walked them. */
 static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
-					 struct task_struct *task, __u64 *frames)
+					 struct task_struct *task, __u64 *frames,
+					 struct fp_window **folded)
 {
 #if HAVE_USTACK
 	__u32 zero = 0;
@@ -91,8 +96,10 @@ static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
 
 	if (fp_walk && fp_walk_ok(regs, task)) {
 		w = bpf_map_lookup_elem(&fpwin_map, &zero);
-		if (w)
+		if (w) {
+			*folded = w;
 			return walk_user_fp(regs, frames, w);
+		}
 	}
 #endif
 	return frames_of(bpf_get_stack(ctx, frames,
@@ -133,12 +140,14 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 }
 
 /* After the frames at tail: the user registers and stack copy, when this
- * sample takes one; and always the word at the user stack pointer. Returns
- * the bytes added to the record. */
+ * sample takes one; and always the word at the user stack pointer, from
+ * the walk's window when it has sp's page (w: NULL when the kernel
+ * walked). Returns the bytes added to the record. */
 static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 					 struct tp_stats *st,
 					 const struct tp_proc_cfg *cfg,
-					 struct scratch *s, __u64 *tail)
+					 struct scratch *s, __u64 *tail,
+					 const struct fp_window *w)
 {
 #if HAVE_USTACK
 	struct tp_uregs *r = (struct tp_uregs *)tail;
@@ -169,8 +178,10 @@ static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 		return 0;
 	}
 	sp = read_usp(regs);
-	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
-				       (void *)sp))
+	if (w && sp_in_window(w, sp, &s->hdr.sp_word))
+		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
+	else if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
+					    (void *)sp))
 		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
 #endif
 	return 0;
@@ -187,10 +198,12 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	struct tp_stats *st = cpu_stats();
 	struct task_struct *task;
 	struct tp_proc_cfg *cfg;
+	struct fp_window *folded = NULL;
 	struct scratch *s;
-	__u64 *frames;
-	__u64 size;
+	__u64 *frames, *slot = NULL;
+	__u64 size, h;
 	bool has_mm;
+	STAGES_BEGIN();
 
 	if (!st)
 		return 0;
@@ -228,6 +241,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 		stat_inc(st, label_filtered);
 		return 0;
 	}
+	STAGE_END(STAGE_FILTER);
 	s->hdr.type = TP_REC_SAMPLE;
 	s->hdr.pid = pid;
 	s->hdr.tid = (__u32)id;
@@ -241,15 +255,18 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	if (pad > TP_CTX_SPACE)		/* cannot happen; bounds the offset */
 		return 0;
 	frames = (__u64 *)(s->ctx + pad);
+	STAGE_END(STAGE_IDS);
 
 	/* Kernel threads (no mm) have no user stack to ask for. */
 	nu = 0;
 	if (has_mm) {
-		nu = user_frames(ctx, regs, task, frames);
+		nu = user_frames(ctx, regs, task, frames, &folded);
 		if (!nu)
 			stat_inc(st, no_user_stack);
 	}
+	STAGE_END(STAGE_USTACK);
 	nk = kernel_frames(ctx, regs, &frames[nu]);
+	STAGE_END(STAGE_KSTACK);
 	s->hdr.user_depth = nu;
 	s->hdr.kern_depth = nk;
 
@@ -257,15 +274,34 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	s->hdr.ustack_flags = 0;
 	s->hdr.stack_size = 0;
 	if (HAVE_USTACK && has_mm)
-		size += user_extras(regs, st, cfg, s, &frames[nu + nk]);
+		size += user_extras(regs, st, cfg, s, &frames[nu + nk], folded);
+	STAGE_END(STAGE_EXTRAS);
+	s->hdr.stack_kind = TP_STACK_FRAMES;
+	s->hdr.stack_id = 0;
+	if (stack_ids) {
+		/* The walk folded the user frames as it went. */
+		h = folded ? folded->hash : fold_frames(0, frames, 0, nu);
+		h = fold_frames(h, frames, nu, nu + nk);
+		slot = name_stack(s, h, nu, nk);
+		if (s->hdr.stack_kind == TP_STACK_SEEN)
+			size = sizeof(s->hdr) + pad;
+	}
 	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
 		return 0;
+	STAGE_END(STAGE_STACKID);
 	/* A probe wakes the reader no sooner than any record (once a second
 	 * at most): `auto` sees within that second that a process needs CFI. */
-	if (bpf_ringbuf_output(&events, s, size, wakeup_flag(s->hdr.time_ns)))
+	if (bpf_ringbuf_output(&events, s, size, wakeup_flag(s->hdr.time_ns))) {
 		stat_inc(st, lost);
-	else
-		stat_inc(st, samples);
+		return 0;
+	}
+	STAGE_END(STAGE_OUTPUT);
+	STAGES_DONE();
+	stat_inc(st, samples);
+	if (slot)
+		*slot = s->hdr.stack_id;
+	else if (s->hdr.stack_kind == TP_STACK_SEEN)
+		stat_inc(st, stack_seen);
 	return 0;
 }
 

@@ -20,6 +20,15 @@ const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
 /* The frame-pointer walk of ustack.bpf.h runs in bpf_loop (5.17+); where
  * the kernel lacks it, bpf_get_stack walks the user stack. */
 const volatile bool fp_walk = false;
+/* Stack ids (stackid.bpf.h): on where the agent keeps the stacks it was
+ * sent, and bpf_loop exists to hash them; the seed is secret, so no
+ * process can make two of its stacks share an id on purpose. */
+const volatile bool stack_ids = false;
+const volatile __u64 stack_seed = 0;
+
+/* The agent's stack generation: a new one makes every CPU send each stack
+ * again, after the agent forgot the ones it had (tp_sample.stack_gen). */
+__u32 stack_gen = 0;
 
 /* When records last woke the reader (bpf_ktime_get_ns; collect.bpf.h). */
 __u64 last_wakeup_ns = 0;
@@ -101,6 +110,7 @@ struct fp_window {
 	__u32 loaded;		/* pages of b read */
 	__u32 ended;		/* a page could not be read: read no more */
 	__u32 pad;
+	__u64 hash;		/* the frames so far, folded (stackid.bpf.h) */
 	__u8 b[FP_WIN + 16];
 };
 
@@ -110,6 +120,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fp_window);
 } fpwin_map SEC(".maps");
+
+/* The ids of the stacks this CPU sent with their frames, in slot id %
+ * STACK_SLOTS: one way, so a newer stack displaces an older one, which is
+ * then sent whole once more. No locks: each CPU has its own. */
+#define STACK_SLOTS	4096
+
+struct sent_stacks {
+	__u64 id[STACK_SLOTS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sent_stacks);
+} sent_map SEC(".maps");
 
 /* Per process, written by the agent: where its thread context lives, the
  * --label and --tag filters, and how its user stacks are walked. */

@@ -8,6 +8,7 @@
 #define TAGPROF_USTACK_BPF_H
 
 #include "uregs.bpf.h"
+#include "stackid.bpf.h"
 
 /* `auto` copies the stacks of processes the agent marked, plus one sample
  * in PROBE_EVERY of the others (one in PROBE_EVERY_YOUNG for processes
@@ -156,13 +157,14 @@ static int fp_step(__u64 i, void *arg)
 		return 1;
 	}
 	c->frames[n] = pair[1];
+	w->hash = mix64(w->hash, pair[1]);
 	w->n = n + 1;
 	w->fp = pair[0];
 	return 0;
 }
 
 /* Fills frames (TP_MAX_FRAMES of room) with the walk; returns the frames
- * found. */
+ * found, which w->hash holds folded. */
 static __always_inline __u32 walk_user_fp(bpf_user_pt_regs_t *regs,
 					  __u64 *frames, struct fp_window *w)
 {
@@ -175,9 +177,23 @@ static __always_inline __u32 walk_user_fp(bpf_user_pt_regs_t *regs,
 	w->n = 1;
 	w->loaded = 0;
 	w->ended = 0;
+	w->hash = mix64(0, frames[0]);
 	bpf_loop(TP_MAX_FRAMES - 1, fp_step, &c, 0);
 	n = w->n;
 	return n > TP_MAX_FRAMES ? TP_MAX_FRAMES : n;
+}
+
+/* The 8 bytes at sp into *word, when the walk read the page they are on
+ * (it reads sp's page first, unless the first frame lies beyond it). */
+static __always_inline bool sp_in_window(const struct fp_window *w, __u64 sp,
+					 __u64 *word)
+{
+	__u64 d = sp - w->base;		/* below base: huge */
+
+	if (d > TP_PAGE_SIZE - sizeof(__u64) || !w->loaded)
+		return false;
+	*word = *(const __u64 *)(w->b + d);
+	return true;
 }
 
 #else

@@ -46,11 +46,27 @@ struct tp_sample {
 				   return address while the leaf has no frame */
 	__u16 stack_size;	/* user stack bytes after the registers */
 	__u8 ustack_flags;	/* TP_USTACK_* */
-	__u8 pad[5];		/* spare: room for the sample's origin (enum
+	__u8 stack_kind;	/* enum tp_stack_kind */
+	__u8 stack_gen;		/* the generation stack_id belongs to (low
+				   8 bits of the agent's count) */
+	__u8 pad[3];		/* spare: room for the sample's origin (enum
 				   sample_origin, bpf/collect.bpf.h) once
 				   there is more than one */
+	__u64 stack_id;		/* names the frames: see enum tp_stack_kind */
 };
-_Static_assert(sizeof(struct tp_sample) == 88, "tp_sample layout");
+_Static_assert(sizeof(struct tp_sample) == 96, "tp_sample layout");
+
+/* Whether a sample carries its frames. A CPU sends a stack's frames once,
+ * with an id; after that, while it remembers having sent them, samples of
+ * the same stack carry only the id (bpf/stackid.bpf.h). The id hashes the
+ * pid, both depths and every frame with a secret seed, in the generation
+ * the agent last set: the agent starts a new one when it forgets the
+ * stacks it was sent (src/capture/stacktab.h). */
+enum tp_stack_kind {
+	TP_STACK_FRAMES = 0,	/* frames follow; no id (ids are off) */
+	TP_STACK_NEW = 1,	/* frames follow; remember them as stack_id */
+	TP_STACK_SEEN = 2,	/* no frames: those sent as stack_id before */
+};
 
 enum tp_ustack_flags {
 	TP_USTACK_SP_WORD = 1,	/* sp_word was read */
@@ -194,13 +210,15 @@ enum tp_ctx_kind {
 	/* copies cut short by the end of the stack */			\
 	X(ustack_short, "cut short by the stack's end")			\
 	/* stack or saved registers unreadable */			\
-	X(ustack_failed, "copies failed")
+	X(ustack_failed, "copies failed")				\
+	/* frames not sent: the agent has them under the id sent */	\
+	X(stack_seen, "stacks sent as an id")
 
 #define TP_STATS_FIELD(field, text)	__u64 field;
 struct tp_stats {
 	TP_STATS_COUNTERS(TP_STATS_FIELD)
 };
 #undef TP_STATS_FIELD
-_Static_assert(sizeof(struct tp_stats) == 152, "tp_stats layout");
+_Static_assert(sizeof(struct tp_stats) == 160, "tp_stats layout");
 
 #endif

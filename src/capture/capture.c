@@ -18,6 +18,7 @@
 #include "capture/proccfg.h"
 #include "capture/records.h"
 #include "capture/resolver.h"
+#include "capture/stacktab.h"
 #include "kernel/ksymbolizer.h"
 #include "out/pprof.h"
 #include "out/pprofwin.h"
@@ -43,6 +44,7 @@ struct capture {
 	struct labels_stats labels;	/* since the start */
 	struct unwinder *uw;
 	struct resolver *res;
+	struct stacktab *stacks;	/* frames sent once, by id */
 	struct loctab *lt;		/* the current window's frames */
 	struct pprofwin *pw;		/* the current window's pprof */
 	struct sample_consumer consumers[CAPTURE_MAX_CONSUMERS];
@@ -106,6 +108,12 @@ static int on_record(void *ctx, const void *data, size_t size)
 	c->ring_bytes += 8 + ((size + 7) & ~(size_t)7);
 	switch (kind) {
 	case RECORD_SAMPLE:
+		/* Before anything may drop the sample: a stack sent whole
+		 * is remembered whatever becomes of its first sample. */
+		if (!stacktab__resolve(c->stacks, &rs)) {
+			c->win.unknown_stack++;
+			break;
+		}
 		on_sample(c, &rs);
 		break;
 	case RECORD_EXEC:
@@ -122,6 +130,13 @@ static int on_record(void *ctx, const void *data, size_t size)
 	}
 	proccfg__apply_marks(c->cfg, c->uw);
 	return 0;
+}
+
+/* The stack table's bound: a share of the agent's memory bound, like the
+ * caches' budgets; record's own default when it has none. */
+static size_t stack_bytes(uint64_t max_memory)
+{
+	return max_memory ? max_memory / 8 : 0;
 }
 
 static int setup(struct capture *c, const struct capture_opts *o)
@@ -152,7 +167,8 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	c->cfg = proccfg__new(&o->filters);
 	c->cw = c->cfg ? ctxwatch__new(proccfg__set_context, c->cfg) : NULL;
 	c->uw = unwinder__new(c->procs, o->unwind);
-	if (!c->procs || !c->sym || !c->pw || !c->cw || !c->uw)
+	c->stacks = stacktab__new(stack_bytes(o->max_memory));
+	if (!c->procs || !c->sym || !c->pw || !c->cw || !c->uw || !c->stacks)
 		return -ENOMEM;
 	c->res = resolver__new(&(struct resolver_parts){
 		.procs = c->procs, .cw = c->cw, .labels = &c->labels, .uw = c->uw, .sym = c->sym,
@@ -183,6 +199,9 @@ static struct sampler *start_sampler(struct capture *c, char *err,
 	so.stack_bytes = c->o.stack_bytes;
 	/* A reader that sleeps for a tick needs slack beyond it. */
 	so.ring_seconds = c->o.tick_ms ? 4 : 1;
+	/* TAGPROF_STACK_IDS=0 sends every stack whole (tests/bench). */
+	so.stack_ids = !getenv("TAGPROF_STACK_IDS") ||
+		       strcmp(getenv("TAGPROF_STACK_IDS"), "0");
 	so.verbose = c->o.verbose;
 	return sampler__start(&so, on_record, c, err, errlen);
 }
@@ -221,6 +240,16 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 	return c;
 }
 
+/* Keeps the stack table within its bound: a new generation, which the BPF
+ * side starts using at once. */
+static void roll_stacks(struct capture *c)
+{
+	uint32_t gen;
+
+	if (stacktab__roll(c->stacks, &gen))
+		sampler__set_stack_gen(c->sampler, gen);
+}
+
 void capture__poll(struct capture *c, int timeout_ms, int wake_fd)
 {
 	int due = c->next_due_ms;
@@ -233,6 +262,7 @@ void capture__poll(struct capture *c, int timeout_ms, int wake_fd)
 	if (due >= 0 && due < timeout_ms)
 		timeout_ms = due;
 	sampler__poll(c->sampler, timeout_ms, wake_fd);
+	roll_stacks(c);
 	c->next_due_ms = ctxwatch__tick(c->cw);
 	symbolizer__name_late(c->sym);
 }
@@ -369,7 +399,8 @@ struct pprof *capture__take(struct capture *c)
 		.duration_ns = now - c->win_mono_ns,
 		.samples = c->win.samples, .value = c->win_value,
 		.dropped = c->win.dropped, .lost = sum.lost,
-		.malformed = c->win.malformed, .lt = c->lt });
+		.malformed = c->win.malformed,
+		.unknown_stack = c->win.unknown_stack, .lt = c->lt });
 	pp = pprofwin__take(c->pw);	/* prepared: not NULL */
 	/* per-CPU counters are cumulative: remember where this window ended */
 	for (int i = 0; i < c->ncpus; i++) {
@@ -438,6 +469,7 @@ void capture__free(struct capture *c)
 	sampler__free(c->sampler);	/* before the tables its callback uses */
 	ctxwatch__free(c->cw);
 	resolver__free(c->res);
+	stacktab__free(c->stacks);
 	unwinder__free(c->uw);
 	proccfg__free(c->cfg);
 	pprofwin__free(c->pw);

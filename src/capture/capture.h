@@ -22,6 +22,8 @@ struct pprof;
 #define CAPTURE_COUNTERS(X)						\
 	X(samples, "received")						\
 	X(malformed, "malformed")	/* records that fail the checks */ \
+	/* named their stack by an id the agent does not have */	\
+	X(unknown_stack, "with a stack id not received")		\
 	X(dropped, "dropped over the memory limit")
 
 struct capture_stats {

@@ -32,8 +32,10 @@ static const struct counter_ref samples_refs[] = {
 	COUNTER(CAPTURE, samples),
 	COUNTER(TP, lost),
 	COUNTER(CAPTURE, malformed),
+	COUNTER(CAPTURE, unknown_stack),
 	COUNTER(CAPTURE, dropped),
 	COUNTER_PART(NULL, TP, samples),
+	COUNTER_SUB(TP, stack_seen),
 	COUNTER(TP, filtered),
 };
 LINE(samples);
@@ -201,6 +203,7 @@ static const struct counter_ref problems_refs[] = {
 	COUNTER_WITH("samples", TP, lost, NULL),
 	COUNTER_WITH("samples", CAPTURE, dropped, NULL),
 	COUNTER_WITH("sample records", CAPTURE, malformed, NULL),
+	COUNTER_WITH("samples", CAPTURE, unknown_stack, NULL),
 	COUNTER_WITH(NULL, TP, task_lost, NULL),
 	COUNTER_WITH("samples of", TP, no_user_stack, NULL),
 	COUNTER_WITH("process", PROCTABLE, maps_failed, NULL),

@@ -2,22 +2,32 @@
 /* Ring-buffer records: never trust a record's own lengths blindly. */
 #include "capture/records.h"
 
-/* A sample record, its lengths checked before anything is read. */
+/* A sample record, its lengths checked before anything is read. A record
+ * that names its stack by an id alone carries no frames: rs->frames stays
+ * NULL for the stack table to fill (capture/stacktab.h). */
 static enum record_kind parse_sample(const struct tp_sample *s, size_t size,
 				     struct raw_sample *rs)
 {
-	size_t pad = size >= sizeof(*s) ? (s->ctx_size + 7u) & ~7u : 0, end;
+	size_t pad, nframes, end;
 
 	if (size < sizeof(*s) || s->user_depth > TP_MAX_FRAMES ||
 	    s->kern_depth > TP_MAX_FRAMES || s->ctx_size > TP_CTX_SPACE ||
-	    size < sizeof(*s) + pad + (s->user_depth + s->kern_depth) *
-		    sizeof(uint64_t))
+	    s->stack_kind > TP_STACK_SEEN)
 		return RECORD_MALFORMED;
-	end = sizeof(*s) + pad + (s->user_depth + s->kern_depth) *
-		sizeof(uint64_t);
+	pad = (s->ctx_size + 7u) & ~7u;
+	nframes = s->stack_kind == TP_STACK_SEEN ? 0 :
+		  (size_t)s->user_depth + s->kern_depth;
+	/* Frames are named by an id alone only when nothing follows them. */
+	if (s->stack_kind == TP_STACK_SEEN &&
+	    (s->ustack_flags & TP_USTACK_REGS))
+		return RECORD_MALFORMED;
+	end = sizeof(*s) + pad + nframes * sizeof(uint64_t);
+	if (size < end)
+		return RECORD_MALFORMED;
 	*rs = (struct raw_sample){
 		.s = s, .ctx = (const uint8_t *)(s + 1),
-		.frames = (const uint64_t *)((const uint8_t *)(s + 1) + pad) };
+		.frames = s->stack_kind == TP_STACK_SEEN ? NULL :
+			  (const uint64_t *)((const uint8_t *)(s + 1) + pad) };
 	if (s->ustack_flags & TP_USTACK_REGS) {
 		if (s->stack_size > TP_STACK_MAX ||
 		    size < end + sizeof(struct tp_uregs) + s->stack_size)

@@ -15,7 +15,9 @@ struct raw_sample {
 	const struct tp_sample *s;
 	const uint8_t *ctx;		/* s->ctx_size bytes of context */
 	const uint64_t *frames;		/* s->user_depth user frames, then
-					 * s->kern_depth kernel frames */
+					 * s->kern_depth kernel frames; NULL
+					 * while a TP_STACK_SEEN record's
+					 * are not looked up yet */
 	const struct tp_uregs *regs;	/* NULL: no stack copy */
 	const uint8_t *stack;		/* s->stack_size bytes after regs */
 };

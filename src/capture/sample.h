@@ -42,6 +42,7 @@ struct window_end {
 	uint64_t dropped;		/* over the agent's memory limit */
 	uint64_t lost;			/* the ring buffer was full */
 	uint64_t malformed;		/* records that failed their checks */
+	uint64_t unknown_stack;		/* named a stack id not received */
 	const struct loctab *lt;	/* the window's frames */
 };
 

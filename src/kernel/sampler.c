@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <bpf/bpf.h>
@@ -243,6 +244,18 @@ static void lazy_maps(struct sample_bpf *skel)
 						 BPF_F_NO_PREALLOC);
 }
 
+/* A secret seed for the stack ids: false if the kernel has no randomness
+ * to give, and then ids are not used. */
+static bool stack_seed(volatile __u64 *seed)
+{
+	__u64 v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
+		return false;
+	*seed = v;
+	return true;
+}
+
 /* Opens the object, CO-RE relocating against btf_path (NULL: the kernel's
  * own BTF), and sets the load-time settings. */
 static int open_skel(struct sampler *s, const struct sampler_opts *o,
@@ -272,6 +285,8 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->fp_walk =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop,
 					NULL) == 1;
+	s->skel->rodata->stack_ids = o->stack_ids && s->skel->rodata->fp_walk &&
+				     stack_seed(&s->skel->rodata->stack_seed);
 	lazy_maps(s->skel);
 	return 0;
 }
@@ -454,6 +469,17 @@ void sampler__stats(struct sampler *s, struct tp_stats *total,
 			memcpy(per_cpu, v, s->ncpus * sizeof(*v));
 	}
 	free(v);
+}
+
+bool sampler__stack_ids(const struct sampler *s)
+{
+	return s->skel->rodata->stack_ids;
+}
+
+void sampler__set_stack_gen(struct sampler *s, uint32_t gen)
+{
+	/* .bss is mapped: the programs see the store at once. */
+	__atomic_store_n(&s->skel->bss->stack_gen, gen, __ATOMIC_RELEASE);
 }
 
 int sampler__ncpus(const struct sampler *s)

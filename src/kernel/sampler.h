@@ -26,6 +26,9 @@ struct sampler_opts {
 	uint32_t stack_bytes;	/* user stack copied per sample; 0 = default */
 	uint32_t ring_seconds;	/* records the ring buffer holds, in seconds
 				 * at the expected rate; 0 = 1 */
+	bool stack_ids;		/* send a stack's frames once per CPU, then
+				 * its id (tp_stack_kind), where the kernel
+				 * can hash them (bpf_loop) */
 	int verbose;		/* >0: libbpf messages, verifier log */
 };
 
@@ -55,6 +58,14 @@ void sampler__stop(struct sampler *s);
 void sampler__stats(struct sampler *s, struct tp_stats *total,
 		    struct tp_stats *per_cpu);
 int sampler__ncpus(const struct sampler *s);
+
+/* Whether the BPF side sends stack ids (sampler_opts.stack_ids and the
+ * kernel allows). */
+bool sampler__stack_ids(const struct sampler *s);
+
+/* Starts stack generation gen: from now on every CPU sends each stack
+ * whole once more, with ids of that generation. */
+void sampler__set_stack_gen(struct sampler *s, uint32_t gen);
 
 struct tp_proc_cfg;
 /* pid's entry in the proc_cfg map: written whole (0 or -errno), or

@@ -252,6 +252,8 @@ void pprofwin__close(struct pprofwin *w, const struct window_end *e)
 	add_lost(w, e->lost, period, ~0ull - 1,
 		 "[lost: the ring buffer was full]");
 	add_lost(w, e->malformed, period, ~0ull, "[lost: malformed records]");
+	add_lost(w, e->unknown_stack, period, ~0ull - 3,
+		 "[lost: stack id not received]");
 	pprof__set_time(w->pp, e->start_real_ns, e->duration_ns);
 }
 

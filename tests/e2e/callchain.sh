@@ -3,7 +3,8 @@
 # show both leaves under work with 75/25 of the workload's samples, within
 # 4 sd of the sampling error.
 . "$(dirname "$0")/../lib.sh"
-need_bpf callchain_record callchain_pprof_clean callchain_shares callchain_under_work
+need_bpf callchain_record callchain_pprof_clean callchain_shares callchain_under_work \
+	callchain_stack_ids
 
 out=$TMP/cc.pb.gz
 if "$TAGPROF" record -F 999 -o "$out" -- "$WORKLOADS/callchain" 4 2>"$TMP/rec.err"; then
@@ -50,4 +51,17 @@ if [ $((a + b)) -gt 0 ] && [ $((miss * 1000)) -le $((a + b)) ] &&
 	pass callchain_under_work
 else
 	fail callchain_under_work "under work: leaf_a $wa/$a, leaf_b $wb/$b; main cum $ma"
+fi
+
+# The shares and chains above were read from a profile whose repeated
+# stacks came as ids (TP_STACK_SEEN): the ids must be how most came, and
+# none may have named a stack the agent was not sent.
+line=$(pprof "$out" -comments | grep '^# samples:' || true)
+got=$(sed -n 's/.*; \([0-9]*\) sent by BPF (\([0-9]*\) stacks sent as an id).*/\1 \2/p' <<<"$line")
+unknown=$(sed -n 's/.* \([0-9]*\) with a stack id not received.*/\1/p' <<<"$line")
+read -r sent ids <<<"${got:-0 0}"
+if [ "${sent:-0}" -gt 0 ] && [ $((ids * 2)) -gt "$sent" ] && [ "${unknown:-x}" = 0 ]; then
+	pass callchain_stack_ids
+else
+	fail callchain_stack_ids "want most of the samples sent as ids and none unknown: $line"
 fi

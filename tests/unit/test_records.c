@@ -84,6 +84,33 @@ static void test_sample_lengths(void)
 	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
 }
 
+/* A record that names its stack by id alone carries no frames, and may
+ * not carry a stack copy either (the copy would sit where frames go). */
+static void test_stack_by_id(void)
+{
+	struct tp_sample *s = (struct tp_sample *)rec;
+	struct raw_sample rs;
+	size_t size = make_sample(13, 0, 0, 0);
+
+	s->user_depth = 5;
+	s->kern_depth = 2;
+	s->stack_kind = TP_STACK_SEEN;
+	s->stack_id = 42;
+	CHECK(records__parse(rec, size, &rs) == RECORD_SAMPLE);
+	CHECK(rs.frames == NULL);
+	/* The same record sent whole needs room for its frames. */
+	s->stack_kind = TP_STACK_NEW;
+	CHECK(records__parse(rec, size, &rs) == RECORD_MALFORMED);
+	CHECK(records__parse(rec, size + 7 * 8, &rs) == RECORD_SAMPLE);
+	CHECK(rs.frames != NULL);
+	s->stack_kind = TP_STACK_SEEN;
+	s->ustack_flags = TP_USTACK_REGS;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	s->ustack_flags = 0;
+	s->stack_kind = TP_STACK_SEEN + 1;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+}
+
 static void test_task_events(void)
 {
 	struct tp_task_event t = { .type = TP_REC_EXEC, .pid = 42 };
@@ -101,6 +128,7 @@ int main(void)
 {
 	RUN(test_sample_parts);
 	RUN(test_sample_lengths);
+	RUN(test_stack_by_id);
 	RUN(test_task_events);
 	CHECK_EXIT();
 }

@@ -1,0 +1,43 @@
+/* The stacks the BPF side sent whole, by id: what a record that names its
+ * stack by id alone (TP_STACK_SEEN, include/sample_event.h) stands for.
+ *
+ * A CPU sends a stack's frames once, with an id, and then only the id for
+ * as long as it remembers having sent it; so every id a record names was
+ * sent whole before it on the same CPU, and the table must keep every
+ * stack it was sent. It is bounded all the same: once it holds more than
+ * its bound, stacktab__roll starts a new generation, which the BPF side
+ * mixes into every id, so that each stack is sent whole once more; the
+ * previous generation's stacks are kept one roll longer for the records
+ * still on their way. An id the table does not have (a record of an older
+ * generation, or one whose stack does not match its id's) is refused and
+ * counted by the caller, never given another stack's frames. */
+#ifndef TAGPROF_STACKTAB_H
+#define TAGPROF_STACKTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture/records.h"
+
+struct stacktab;
+
+/* max_bytes: the bound on the frames kept (0: 64 MiB). */
+struct stacktab *stacktab__new(size_t max_bytes);
+void stacktab__free(struct stacktab *t);	/* accepts NULL */
+
+/* A sample record's frames: a NEW record's are remembered under its id
+ * (if memory allows: else a later SEEN record of them is refused), a SEEN
+ * record's rs->frames is pointed at the ones remembered (valid until the
+ * next roll). False only for a SEEN record whose id, in its generation,
+ * the table does not have for the same pid and depths. */
+bool stacktab__resolve(struct stacktab *t, struct raw_sample *rs);
+
+/* When the table holds more than its bound: starts the next generation,
+ * forgets the one before the current, and returns true with the new
+ * generation in *gen (for sampler__set_stack_gen). */
+bool stacktab__roll(struct stacktab *t, uint32_t *gen);
+
+size_t stacktab__bytes(const struct stacktab *t);	/* frames kept */
+
+#endif
