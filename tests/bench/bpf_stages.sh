@@ -45,8 +45,8 @@ print(" ".join("%.0f" % (v.get(i, 0) / n) for i in range(7)), n)'
 }
 
 for r in $(seq "$ROUNDS"); do
-	one_run XBATCH=1 >> "$TMP/on"
-	one_run X=1 >> "$TMP/off"
+	one_run X=1 >> "$TMP/on"
+	one_run TAGPROF_STACK_IDS=0 >> "$TMP/off"
 done
 echo "BPF ns per sample by stage, median of $ROUNDS rounds, $SECS s at 999 Hz, 2x fixedwork (127-frame stacks)"
 printf "%-14s" "stack ids"; printf "%8s" "${STAGES[@]}" total; echo
