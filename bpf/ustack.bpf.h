@@ -127,40 +127,75 @@ struct fp_walk {
 	struct fp_window *w;
 };
 
+/* The walk's state while a step runs, in registers or on the stack; the
+ * window holds it between steps. */
+struct fp_state {
+	__u64 fp;
+	__u64 hash;
+	/* 64-bit, so the compiler does not narrow a copy whose bounds
+	 * the verifier then no longer links to the one checked */
+	__u64 n;
+	__u64 loaded;
+	__u64 ended;
+};
+
+/* Frames per bpf_loop step: the step's fixed cost (the call, reading the
+ * state back from the window and storing it) spread over several frames.
+ * The verifier checks the step once either way. */
+#define FP_FRAMES_PER_STEP	4
+
 /* One frame: its pair from the window (reading the page it needs when it
- * is the next one), else from the user stack on its own. Stops the loop
- * when the pair cannot be read. */
-static int fp_step(__u64 i, void *arg)
+ * is the next one), else from the user stack on its own. False when the
+ * walk ends: the pair cannot be read, or the depth is reached. */
+static __always_inline bool fp_frame(__u64 *frames, struct fp_window *w,
+				     struct fp_state *st)
 {
-	struct fp_walk *c = arg;
-	struct fp_window *w = c->w;
-	__u64 fp = w->fp, d = fp - w->base, pair[2];	/* below base: huge */
-	__u32 n = w->n, loaded = w->loaded;
+	__u64 d = st->fp - w->base, pair[2];	/* below base: huge */
+	__u64 n = st->n, loaded = st->loaded;
 
 	if (n >= TP_MAX_FRAMES || loaded > FP_PAGES)
-		return 1;
-	if (d < FP_WIN - 16 && !w->ended && loaded < FP_PAGES &&
+		return false;
+	if (d < FP_WIN - 16 && !st->ended && loaded < FP_PAGES &&
 	    (d + 15) / TP_PAGE_SIZE == loaded) {
 		if (bpf_probe_read_user(w->b + loaded * TP_PAGE_SIZE,
 					TP_PAGE_SIZE,
-					(void *)(w->base + loaded * TP_PAGE_SIZE))) {
-			w->ended = 1;
-		} else {
-			loaded++;
-			w->loaded = loaded;
-		}
+					(void *)(w->base + loaded * TP_PAGE_SIZE)))
+			st->ended = 1;
+		else
+			st->loaded = ++loaded;
 	}
 	if (d < FP_WIN - 16 && d + 16 <= loaded * TP_PAGE_SIZE) {
 		pair[0] = *(__u64 *)(w->b + d);
 		pair[1] = *(__u64 *)(w->b + d + 8);
-	} else if (bpf_probe_read_user(pair, sizeof(pair), (void *)fp)) {
-		return 1;
+	} else if (bpf_probe_read_user(pair, sizeof(pair), (void *)st->fp)) {
+		return false;
 	}
-	c->frames[n] = pair[1];
-	w->hash = mix64(w->hash, pair[1]);
-	w->n = n + 1;
-	w->fp = pair[0];
-	return 0;
+	frames[n] = pair[1];
+	st->hash = mix64(st->hash, pair[1]);
+	st->n = n + 1;
+	st->fp = pair[0];
+	return true;
+}
+
+/* FP_FRAMES_PER_STEP frames; stops the loop when the walk ends. */
+static int fp_step(__u64 i, void *arg)
+{
+	struct fp_walk *c = arg;
+	struct fp_window *w = c->w;
+	struct fp_state st = { .fp = w->fp, .hash = w->hash, .n = w->n,
+			       .loaded = w->loaded, .ended = w->ended };
+	bool more = true;
+
+#pragma unroll
+	for (int k = 0; k < FP_FRAMES_PER_STEP; k++)
+		if (more)
+			more = fp_frame(c->frames, w, &st);
+	w->fp = st.fp;
+	w->hash = st.hash;
+	w->n = st.n;
+	w->loaded = st.loaded;
+	w->ended = st.ended;
+	return more ? 0 : 1;
 }
 
 /* Fills frames (TP_MAX_FRAMES of room) with the walk; returns the frames
@@ -178,7 +213,8 @@ static __always_inline __u32 walk_user_fp(bpf_user_pt_regs_t *regs,
 	w->loaded = 0;
 	w->ended = 0;
 	w->hash = mix64(0, frames[0]);
-	bpf_loop(TP_MAX_FRAMES - 1, fp_step, &c, 0);
+	bpf_loop((TP_MAX_FRAMES - 1 + FP_FRAMES_PER_STEP - 1) /
+		 FP_FRAMES_PER_STEP, fp_step, &c, 0);
 	n = w->n;
 	return n > TP_MAX_FRAMES ? TP_MAX_FRAMES : n;
 }

@@ -179,6 +179,13 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	return capture__add_consumer(c, &pc);
 }
 
+static bool env_is_zero(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, "0");
+}
+
 static struct sampler *start_sampler(struct capture *c, char *err,
 				     size_t errlen)
 {
@@ -199,9 +206,11 @@ static struct sampler *start_sampler(struct capture *c, char *err,
 	so.stack_bytes = c->o.stack_bytes;
 	/* A reader that sleeps for a tick needs slack beyond it. */
 	so.ring_seconds = c->o.tick_ms ? 4 : 1;
-	/* TAGPROF_STACK_IDS=0 sends every stack whole (tests/bench). */
-	so.stack_ids = !getenv("TAGPROF_STACK_IDS") ||
-		       strcmp(getenv("TAGPROF_STACK_IDS"), "0");
+	/* Parts of the BPF side that tests and benchmarks switch off, to
+	 * compare: TAGPROF_STACK_IDS=0 sends every stack whole,
+	 * TAGPROF_BPF_WALK=0 leaves the user walk to bpf_get_stack. */
+	so.stack_ids = !env_is_zero("TAGPROF_STACK_IDS");
+	so.fp_walk = !env_is_zero("TAGPROF_BPF_WALK");
 	so.verbose = c->o.verbose;
 	return sampler__start(&so, on_record, c, err, errlen);
 }

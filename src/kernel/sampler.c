@@ -262,6 +262,7 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 		     const char *btf_path, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .btf_custom_path = btf_path);
+	bool has_loop;
 	int ret;
 
 	s->skel = sample_bpf__open_opts(&opts);
@@ -282,10 +283,10 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->unwind_mode = o->unwind_mode;
 	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
 							TP_STACK_DEFAULT;
-	s->skel->rodata->fp_walk =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_loop,
-					NULL) == 1;
-	s->skel->rodata->stack_ids = o->stack_ids && s->skel->rodata->fp_walk &&
+	has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
+					   BPF_FUNC_loop, NULL) == 1;
+	s->skel->rodata->fp_walk = has_loop && o->fp_walk;
+	s->skel->rodata->stack_ids = has_loop && o->stack_ids &&
 				     stack_seed(&s->skel->rodata->stack_seed);
 	lazy_maps(s->skel);
 	return 0;

@@ -29,6 +29,9 @@ struct sampler_opts {
 	bool stack_ids;		/* send a stack's frames once per CPU, then
 				 * its id (tp_stack_kind), where the kernel
 				 * can hash them (bpf_loop) */
+	bool fp_walk;		/* walk user frame pointers in BPF (over
+				 * page copies, bpf_loop) where the kernel
+				 * can; else bpf_get_stack walks them */
 	int verbose;		/* >0: libbpf messages, verifier log */
 };
 

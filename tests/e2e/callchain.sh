@@ -4,7 +4,7 @@
 # 4 sd of the sampling error.
 . "$(dirname "$0")/../lib.sh"
 need_bpf callchain_record callchain_pprof_clean callchain_shares callchain_under_work \
-	callchain_stack_ids
+	callchain_stack_ids callchain_deep_walks_agree
 
 out=$TMP/cc.pb.gz
 if "$TAGPROF" record -F 999 -o "$out" -- "$WORKLOADS/callchain" 4 2>"$TMP/rec.err"; then
@@ -64,4 +64,41 @@ if [ "${sent:-0}" -gt 0 ] && [ $((ids * 2)) -gt "$sent" ] && [ "${unknown:-x}" =
 	pass callchain_stack_ids
 else
 	fail callchain_stack_ids "want most of the samples sent as ids and none unknown: $line"
+fi
+
+# The user walk in BPF (page copies of the stack, several frames a step)
+# gives what the kernel's own walk gives (TAGPROF_BPF_WALK=0): fixedwork's
+# chain 120 deep (121 descend frames), whose stacks span pages and end below main in libc's
+# __libc_start_call_main (124 frames, under the 127-frame cap; libc's
+# frames below keep no frame pointer). Nearly every spin sample must have
+# that one whole stack, the same both ways; a sample taken inside a call
+# or return may miss a frame (the kernel's walk once gave 44 of 2,056
+# other stacks, on a loaded machine: 97% is the bar, where a broken walk
+# misses in most samples). --unwind fp: frame pointers alone (auto may
+# mark the process for CFI, which goes on to _start).
+deep_shape() {
+	traces "$1" -tagfocus=process=fixedwork | awk '
+		$2 ~ /^spin;/ { all += $1; n[$2] += $1 }
+		END { for (s in n) if (n[s] > best) { best = n[s]; top = s }
+		      printf "%d %d %s\n", best, all, top }'
+}
+shapes="" shape1=""
+for walk in 1 0; do
+	TAGPROF_BPF_WALK=$walk "$TAGPROF" record --unwind fp -F 999 -o "$TMP/deep$walk.pb.gz" \
+		-- "$WORKLOADS/fixedwork" 1500 120 >/dev/null 2>"$TMP/deep$walk.err" ||
+		shapes="$shapes walk=$walk-failed"
+	read -r good all shape <<<"$(deep_shape "$TMP/deep$walk.pb.gz")"
+	depth=$(awk -F';' '{ print NF }' <<<"$shape")
+	echo "deep stacks, BPF walk $walk: $good of $all spin samples have the top stack, $depth frames: ${shape:0:40}...${shape: -40}" >&2
+	[ "${all:-0}" -ge 500 ] && [ $((good * 100)) -ge $((all * 97)) ] &&
+		[[ $shape == spin\;descend\;*\;descend\;main\;__libc_start_call_main ]] &&
+		[ "$(grep -o "descend" <<<"$shape" | wc -l)" -eq 121 ] ||
+		shapes="$shapes walk=$walk:$good/$all:$depth-frames"
+	[ -z "$shape1" ] && shape1=$shape
+	[ "$shape" = "$shape1" ] || shapes="$shapes walks-differ"
+done
+if [ -z "$shapes" ]; then
+	pass callchain_deep_walks_agree
+else
+	fail callchain_deep_walks_agree "want >= 97% of >= 500 spin samples with spin, 121 descend, main, __libc_start_call_main both ways:$shapes"
 fi

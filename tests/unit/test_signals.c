@@ -76,6 +76,10 @@ static void test_unused_ignored(void)
 		SIGSYS,
 	};
 
+	/* A shell starts background jobs with SIGQUIT ignored: what is
+	 * checked is what install leaves, not what it inherited. */
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		signal(kept[i], SIG_DFL);
 	signals__install(&stop, &hup);
 	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
 		CHECK(handler_is(ignored[i], SIG_IGN));
