@@ -46,18 +46,32 @@ static __always_inline __u64 origin_period(void *ctx,
 }
 
 /* Waking the reader for every record costs a context switch per sample on
- * a busy CPU, and one per exec or exit on an idle host: wake it once a
- * quarter of the buffer waits, or for the first record ring_wakeup_ns
- * after the last wake-up, so that it sleeps while nothing happens and
- * still resolves samples within about that long (while their processes
- * live). now: bpf_ktime_get_ns(). Racing CPUs may both wake it: harmless. */
-static __always_inline __u64 wakeup_flag(__u64 now)
+ * a busy CPU, and one per exec or exit on an idle host: wake it for the
+ * first record ring_wakeup_ns after the last wake-up, so that it sleeps
+ * while nothing happens and still resolves samples within about that long
+ * (while their processes live); and once this CPU has written
+ * ring_wakeup_bytes (a quarter of the buffer, over the CPUs) since it last
+ * woke it, so that a full buffer never waits for the clock. The bytes are
+ * counted per CPU (*unwoken; NULL: not counted) rather than asked of the
+ * ring buffer, whose positions live on cache lines every CPU and the
+ * reader write. now: bpf_ktime_get_ns(). Racing CPUs may both wake it:
+ * harmless. */
+static __always_inline __u64 wakeup_flag(__u64 now, __u64 *unwoken,
+					 __u64 bytes)
 {
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > ring_wakeup_bytes)
-		return BPF_RB_FORCE_WAKEUP;
+	if (unwoken) {
+		*unwoken += bytes;
+		if (*unwoken > ring_wakeup_bytes) {
+			*unwoken = 0;
+			last_wakeup_ns = now;
+			return BPF_RB_FORCE_WAKEUP;
+		}
+	}
 	if (now - last_wakeup_ns < ring_wakeup_ns)
 		return BPF_RB_NO_WAKEUP;
 	last_wakeup_ns = now;
+	if (unwoken)
+		*unwoken = 0;
 	return BPF_RB_FORCE_WAKEUP;
 }
 
@@ -291,7 +305,8 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	STAGE_END(STAGE_STACKID);
 	/* A probe wakes the reader no sooner than any record (once a second
 	 * at most): `auto` sees within that second that a process needs CFI. */
-	if (bpf_ringbuf_output(&events, s, size, wakeup_flag(s->hdr.time_ns))) {
+	if (bpf_ringbuf_output(&events, s, size,
+			       wakeup_flag(s->hdr.time_ns, &s->unwoken, size))) {
 		stat_inc(st, lost);
 		return 0;
 	}

@@ -279,7 +279,8 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->filter_tag = o->filter_tag;
 	s->ring_size = ring_bytes(o, s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.events, s->ring_size);
-	s->skel->rodata->ring_wakeup_bytes = s->ring_size / 4;
+	/* A quarter of the buffer, shared out over the CPUs that fill it. */
+	s->skel->rodata->ring_wakeup_bytes = s->ring_size / 4 / s->ncpus;
 	s->skel->rodata->unwind_mode = o->unwind_mode;
 	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
 							TP_STACK_DEFAULT;
