@@ -98,12 +98,15 @@ static __always_inline __u32 frames_of(long bytes)
 
 /* The user frames, leaf first, into frames (TP_MAX_FRAMES of room):
  * walked here when that gives what the kernel's walk would, else by it.
- * *folded: the walk's window, whose hash holds the frames folded; NULL
- * when the kernel walked them. */
+ * *h: the frames folded (stackid.bpf.h), when stack ids are on. A walk
+ * here also leaves the word at sp in hdr when its window has it. Only
+ * scalars come back: a pointer kept past here (the window, say) would make
+ * the verifier check the rest of the program once per kind of walk. */
 static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
 					 struct task_struct *task, __u64 *frames,
-					 struct fp_window **folded)
+					 struct tp_sample *hdr, __u64 *h)
 {
+	__u32 n;
 #if HAVE_USTACK
 	__u32 zero = 0;
 	struct fp_window *w;
@@ -111,14 +114,19 @@ static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
 	if (fp_walk && fp_walk_ok(regs, task)) {
 		w = bpf_map_lookup_elem(&fpwin_map, &zero);
 		if (w) {
-			*folded = w;
-			return walk_user_fp(regs, frames, w);
+			n = walk_user_fp(regs, frames, w);
+			*h = w->hash;
+			if (sp_in_window(w, CTX_REG(regs, sp), &hdr->sp_word))
+				hdr->ustack_flags = TP_USTACK_SP_WORD;
+			return n;
 		}
 	}
 #endif
-	return frames_of(bpf_get_stack(ctx, frames,
-				       TP_MAX_FRAMES * sizeof(__u64),
-				       BPF_F_USER_STACK));
+	n = frames_of(bpf_get_stack(ctx, frames, TP_MAX_FRAMES * sizeof(__u64),
+				    BPF_F_USER_STACK));
+	if (stack_ids)
+		*h = fold_frames(0, frames, 0, n);
+	return n;
 }
 
 /* The kernel frames: none when the sample interrupted user mode, where the
@@ -154,14 +162,13 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 }
 
 /* After the frames at tail: the user registers and stack copy, when this
- * sample takes one; and always the word at the user stack pointer, from
- * the walk's window when it has sp's page (w: NULL when the kernel
- * walked). Returns the bytes added to the record. */
+ * sample takes one; and always the word at the user stack pointer, unless
+ * the walk took it from its window already. Returns the bytes added to the
+ * record. */
 static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 					 struct tp_stats *st,
 					 const struct tp_proc_cfg *cfg,
-					 struct scratch *s, __u64 *tail,
-					 const struct fp_window *w)
+					 struct scratch *s, __u64 *tail)
 {
 #if HAVE_USTACK
 	struct tp_uregs *r = (struct tp_uregs *)tail;
@@ -191,11 +198,11 @@ static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 		stat_inc(st, ustack_failed);
 		return 0;
 	}
+	if (s->hdr.ustack_flags & TP_USTACK_SP_WORD)
+		return 0;
 	sp = read_usp(regs);
-	if (w && sp_in_window(w, sp, &s->hdr.sp_word))
-		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
-	else if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
-					    (void *)sp))
+	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
+				       (void *)sp))
 		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
 #endif
 	return 0;
@@ -212,10 +219,9 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	struct tp_stats *st = cpu_stats();
 	struct task_struct *task;
 	struct tp_proc_cfg *cfg;
-	struct fp_window *folded = NULL;
 	struct scratch *s;
-	__u64 *frames, *slot = NULL;
-	__u64 size, h;
+	__u64 *frames;
+	__u64 size, h = 0;
 	bool has_mm;
 	STAGES_BEGIN();
 
@@ -273,33 +279,41 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 
 	/* Kernel threads (no mm) have no user stack to ask for. */
 	nu = 0;
+	s->hdr.ustack_flags = 0;
 	if (has_mm) {
-		nu = user_frames(ctx, regs, task, frames, &folded);
+		nu = user_frames(ctx, regs, task, frames, &s->hdr, &h);
 		if (!nu)
 			stat_inc(st, no_user_stack);
 	}
 	STAGE_END(STAGE_USTACK);
 	nk = kernel_frames(ctx, regs, &frames[nu]);
+	if (stack_ids && nk)
+		h = fold_frames(h, frames, nu, nu + nk);
 	STAGE_END(STAGE_KSTACK);
 	s->hdr.user_depth = nu;
 	s->hdr.kern_depth = nk;
+	/* Read back for the same reason as the size below: the walks that
+	 * got here differ, what follows need not be checked once per walk. */
+	nu = *(volatile __u16 *)&s->hdr.user_depth;
+	nk = *(volatile __u16 *)&s->hdr.kern_depth;
+	if (nu > TP_MAX_FRAMES || nk > TP_MAX_FRAMES)
+		return 0;
 
 	size = sizeof(s->hdr) + pad + (nu + nk) * sizeof(__u64);
-	s->hdr.ustack_flags = 0;
 	s->hdr.stack_size = 0;
 	if (HAVE_USTACK && has_mm)
-		size += user_extras(regs, st, cfg, s, &frames[nu + nk], folded);
+		size += user_extras(regs, st, cfg, s, &frames[nu + nk]);
 	STAGE_END(STAGE_EXTRAS);
 	s->hdr.stack_kind = TP_STACK_FRAMES;
 	s->hdr.stack_id = 0;
-	if (stack_ids) {
-		/* The walk folded the user frames as it went. */
-		h = folded ? folded->hash : fold_frames(0, frames, 0, nu);
-		h = fold_frames(h, frames, nu, nu + nk);
-		slot = name_stack(s, h, nu, nk);
-		if (s->hdr.stack_kind == TP_STACK_SEEN)
-			size = sizeof(s->hdr) + pad;
-	}
+	if (stack_ids && name_stack(s, h, nu, nk) == TP_STACK_SEEN)
+		size = sizeof(s->hdr) + pad;
+	/* Through the scratch value and back: read from a map, the size is
+	 * known to the verifier only by the bound checked next, the same on
+	 * every path that led here, so it checks what follows once rather
+	 * than once per path (thousands of instructions at every load). */
+	s->size = size;
+	size = *(volatile __u64 *)&s->size;
 	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
 		return 0;
 	STAGE_END(STAGE_STACKID);
@@ -313,8 +327,8 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	STAGE_END(STAGE_OUTPUT);
 	STAGES_DONE();
 	stat_inc(st, samples);
-	if (slot)
-		*slot = s->hdr.stack_id;
+	if (s->hdr.stack_kind == TP_STACK_NEW)
+		mark_sent(s->hdr.stack_id);
 	else if (s->hdr.stack_kind == TP_STACK_SEEN)
 		stat_inc(st, stack_seen);
 	return 0;

@@ -88,6 +88,7 @@ struct scratch {
 	__u8 ustack[TP_STACK_MAX];
 	/* not sent: this CPU's bytes since it last woke the reader */
 	__u64 unwoken;
+	__u64 size;		/* the record's (collect_sample) */
 };
 
 struct {

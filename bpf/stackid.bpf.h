@@ -59,30 +59,43 @@ static __always_inline __u64 stack_id_of(__u64 h, __u32 nu, __u32 nk,
 	return mix64(id, h) | 1;
 }
 
-/* Names the record's frames, folded to h, by id. SEEN, and the frames left out of the
- * record, when this CPU sent them under that id before and nothing follows
- * them in the record (a stack copy does); else NEW. Returns the slot to
- * mark once a NEW record is out (only then: a record the ring buffer
- * refused never reached the agent), or NULL. */
-static __always_inline __u64 *name_stack(struct scratch *s, __u64 h,
-					 __u32 nu, __u32 nk)
+/* This CPU's slot for stack id. */
+static __always_inline __u64 *sent_slot(__u64 id)
 {
-	__u32 zero = 0, gen = stack_gen;
+	__u32 zero = 0;
 	struct sent_stacks *sent = bpf_map_lookup_elem(&sent_map, &zero);
-	__u64 id, *slot;
 
-	if (!sent)
-		return NULL;
-	id = stack_id_of(h, nu, nk, s->hdr.pid, gen);
-	slot = &sent->id[id & (STACK_SLOTS - 1)];
+	return sent ? &sent->id[id & (STACK_SLOTS - 1)] : NULL;
+}
+
+/* Names the record's frames, folded to h, by id, and returns the kind
+ * (enum tp_stack_kind) it set: SEEN, the frames to be left out of the
+ * record, when this CPU sent them under that id before and nothing follows
+ * them in the record (a stack copy does); else NEW. */
+static __always_inline __u32 name_stack(struct scratch *s, __u64 h, __u32 nu,
+					__u32 nk)
+{
+	__u32 gen = stack_gen;
+	__u64 id = stack_id_of(h, nu, nk, s->hdr.pid, gen), *slot;
+
 	s->hdr.stack_id = id;
 	s->hdr.stack_gen = gen;
-	if (*slot == id && !(s->hdr.ustack_flags & TP_USTACK_REGS)) {
-		s->hdr.stack_kind = TP_STACK_SEEN;
-		return NULL;
-	}
-	s->hdr.stack_kind = TP_STACK_NEW;
-	return slot;
+	slot = sent_slot(id);
+	s->hdr.stack_kind = slot && *slot == id &&
+			    !(s->hdr.ustack_flags & TP_USTACK_REGS) ?
+				    TP_STACK_SEEN : TP_STACK_NEW;
+	return s->hdr.stack_kind;
+}
+
+/* Remembers that this CPU sent stack id whole: only once its record is in
+ * the ring buffer, since a record the ring buffer refused never reached
+ * the agent. */
+static __always_inline void mark_sent(__u64 id)
+{
+	__u64 *slot = sent_slot(id);
+
+	if (slot)
+		*slot = id;
 }
 
 #endif
