@@ -29,7 +29,9 @@ struct symfile {
 	struct dwarf_file *dw;		/* open, or NULL */
 	uint64_t dw_bytes;
 	uint64_t dw_errors_seen;
-	bool dw_failed;			/* do not try to open it again */
+	bool dw_failed;			/* do not try to open it again... */
+	bool dw_gone;			/* ...unless by another path: the
+					   file is no longer at this one */
 	uint64_t last_use;
 	uint64_t sym_bytes;		/* what bin and dbg hold */
 	uint64_t idle_since_ns;		/* when refs fell to 0 */
@@ -259,6 +261,28 @@ static void leave_idle(struct symcache *c, const struct symfile *sf)
 	c->idle_bytes -= sf->sym_bytes;
 }
 
+/* A file's own DWARF is opened by the path the file was found at: a
+ * process's /proc/PID/map_files/..., which goes with that process. The
+ * latest user's path is the one that still works when the DWARF is opened
+ * (first needed, or again after it was closed for the budget). */
+static void take_dwarf_path(struct symfile *sf,
+			    const struct symfile_source *src)
+{
+	char *path;
+
+	if (sf->dw || !sf->dwarf_path || !elfsym__has_dwarf(sf->bin) ||
+	    (sf->dw_failed && !sf->dw_gone) || !strcmp(src->path, sf->dwarf_path))
+		return;
+	path = strdup(src->path);
+	if (!path)
+		return;
+	free(sf->dwarf_path);
+	sf->dwarf_path = path;
+	sf->dwarf_dev = src->dev;
+	sf->dwarf_ino = src->ino;
+	sf->dw_failed = sf->dw_gone = false;
+}
+
 /* Cache key: the build ID, else the file itself. */
 static int make_key(const struct symfile_source *src, char *key, size_t len)
 {
@@ -308,6 +332,7 @@ struct symfile *symcache__get(struct symcache *c,
 			c->st->unused_reused++;
 		}
 		c->st->shared++;
+		take_dwarf_path(sf, src);
 		goto out;
 	}
 	sf = symfile_load(c, src);
@@ -554,6 +579,7 @@ static void dwarf_open(struct symcache *c, struct symfile *sf)
 			       c->budget, &sf->dw, &bytes);
 	if (err) {
 		sf->dw_failed = true;
+		sf->dw_gone = err == -ENOENT || err == -ESTALE;
 		if (err == -E2BIG)
 			c->st->dwarf_too_big++;
 		else if (err == -ESTALE)

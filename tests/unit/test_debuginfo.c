@@ -420,6 +420,36 @@ static void test_cache_keeps_unused(void)
 	symcache__free(c);
 }
 
+/* A file's DWARF is opened by the path of its latest user: the first
+ * one's (a process's map_files) goes with that process. */
+static void test_dwarf_latest_path(void)
+{
+	struct debuginfo_stats st = { 0 };
+	struct symcache *c = symcache__new(&st);
+	char first[PATH_MAX];
+	struct symframe fr[4];
+	struct symfile *sf;
+	size_t n;
+
+	CHECK(c);
+	tpath(first, "first-user");
+	CHECK(sh("cp %s %s", prog, first));
+	sf = symcache__get(c, &(struct symfile_source){ .path = first,
+						      .build_id = build_id });
+	CHECK(sf && symfile__has_dwarf(sf));
+	symcache__put(c, sf);
+	CHECK(unlink(first) == 0);
+	/* The same build, by a path that is still there: kept, not read
+	 * again, and its DWARF (not opened so far) comes from here. */
+	CHECK(symcache__get(c, &(struct symfile_source){ .path = prog,
+					.build_id = build_id }) == sf);
+	n = symfile__lookup(c, sf, other_addr, fr, 4);
+	CHECK(n == 1 && !strcmp(fr[0].name, "tp_other") && fr[0].line == 17);
+	CHECK(st.files == 1 && st.dwarf_opened == 1);
+	symcache__put(c, sf);
+	symcache__free(c);
+}
+
 /* DWARF over the budget: names, no lines; within it, lines. */
 static void test_dwarf_budget(void)
 {
@@ -608,6 +638,7 @@ int main(void)
 		RUN(test_lines_and_inlines);
 		RUN(test_cache_shared);
 		RUN(test_cache_keeps_unused);
+		RUN(test_dwarf_latest_path);
 		RUN(test_dwarf_budget);
 		RUN(test_corrupt_dwarf);
 		RUN(test_fuzz_dwarf);
