@@ -244,7 +244,9 @@ static struct symfile *symfile_load(struct symcache *c,
 	}
 	if (elfsym__over_budget(sf->bin) || elfsym__over_budget(sf->dbg))
 		c->st->symbols_over_budget++;
-	recount_bytes(c, sf);	/* not in use yet: refs is 0 */
+	/* Counted here, not by recount_bytes: refs is 0 until it is in the
+	 * cache, but the file is not an unused one. */
+	sf->sym_bytes = elfsym__bytes(sf->bin) + elfsym__bytes(sf->dbg);
 	c->st->files++;
 	return sf;
 fail:
@@ -511,6 +513,13 @@ struct symfile *symcache__find(const struct symcache *c, const char *build_id)
 size_t symcache__count(const struct symcache *c)
 {
 	return hashmap__size(c->files);
+}
+
+size_t symcache__unused(const struct symcache *c, uint64_t *bytes)
+{
+	if (bytes)
+		*bytes = c->idle_bytes;
+	return c->idle;
 }
 
 uint64_t symcache__dwarf_bytes(const struct symcache *c)

@@ -33,12 +33,12 @@
  * making is left out and its functions go unnamed, counted. */
 #define SYMCACHE_SYMBOLS_SHARE	4
 /* Files no binary refers to are kept this long, at most this many, and
- * their symbol tables within this many bytes: a sixteenth of max-memory
+ * their symbol tables within this many bytes: an eighth of max-memory
  * once it is set (their DWARF stays within the DWARF budget above). */
 #define SYMCACHE_KEEP_NS	(600ull * 1000000000)
 #define SYMCACHE_KEEP_FILES	64
 #define SYMCACHE_KEEP_BYTES	(8ull << 20)
-#define SYMCACHE_KEEP_SHARE	16
+#define SYMCACHE_KEEP_SHARE	8
 
 struct elfsym;
 struct symfile;
@@ -48,8 +48,8 @@ struct symcache;
 struct symcache *symcache__new(struct debuginfo_stats *stats);
 
 /* The agent's --max-memory: the DWARF budget becomes at most an eighth of
- * it (unless TAGPROF_DWARF_MAX_MB set it), the unused files' symbols a
- * sixteenth. 0 changes nothing. */
+ * it (unless TAGPROF_DWARF_MAX_MB set it), and so do the unused files'
+ * symbols. 0 changes nothing. */
 void symcache__set_memory(struct symcache *c, uint64_t max_memory);
 void symcache__free(struct symcache *c);	/* accepts NULL */
 
@@ -106,6 +106,8 @@ struct symcache_keep {
 void symcache__set_keep(struct symcache *c, const struct symcache_keep *k);
 
 size_t symcache__count(const struct symcache *c);		/* files held */
+/* Files held that no binary refers to, and their symbols' bytes. */
+size_t symcache__unused(const struct symcache *c, uint64_t *bytes);
 uint64_t symcache__dwarf_bytes(const struct symcache *c);	/* DWARF held */
 
 /* The binary's own symbols (build ID, PT_LOADs, symbol tables). */

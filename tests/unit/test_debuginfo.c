@@ -389,6 +389,7 @@ static void test_cache_keeps_unused(void)
 	struct symcache *c = symcache__new(&st);
 	char copy[PATH_MAX];
 	struct symfile *a, *d;
+	uint64_t bytes;
 
 	CHECK(c);
 	tpath(copy, "copy-kept");
@@ -396,11 +397,13 @@ static void test_cache_keeps_unused(void)
 	a = symcache__get(c, &(struct symfile_source){ .path = prog, .build_id = build_id });
 	d = symcache__get(c, &(struct symfile_source){ .path = copy });
 	CHECK(a && d && st.files == 2);
+	CHECK(symcache__unused(c, &bytes) == 0 && bytes == 0);
 	symcache__put(c, a);
 	usleep(1000);
 	symcache__put(c, d);
 	symcache__sweep(c);
 	CHECK(symcache__count(c) == 2 && st.unused_freed == 0);
+	CHECK(symcache__unused(c, &bytes) == 2 && bytes > 0);
 	/* Used again: the same file, not loaded anew. */
 	CHECK(symcache__get(c, &(struct symfile_source){ .path = prog,
 					.build_id = build_id }) == a);
@@ -417,6 +420,7 @@ static void test_cache_keeps_unused(void)
 						       1 });
 	symcache__sweep(c);
 	CHECK(symcache__count(c) == 0 && st.unused_freed == 2);
+	CHECK(symcache__unused(c, &bytes) == 0 && bytes == 0);
 	symcache__free(c);
 }
 
