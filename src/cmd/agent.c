@@ -39,9 +39,11 @@
  * it for samples (at most once a second, bpf/collect.bpf.h): a clock step
  * delays a window end by at most this much. */
 #define POLL_MAX_MS 10000
-/* Context discoveries due sooner wait for this: a wake-up a second at
- * most, as for the samples. */
-#define TICK_MS 1000
+/* Context discoveries due sooner wait for this. Every wake-up runs the
+ * discoveries due, and samples wake the agent about once a second while
+ * there are any: on a busy host they are served by those, and this timer
+ * only fires on a quiet one, half as often as the samples would. */
+#define TICK_MS 2000
 /* Free heap a window end leaves before it is given back (malloc_trim):
  * trimming madvises every free page, and each madvise that drops mapped
  * pages interrupts every CPU to flush its TLB. Below this, the pages cost
