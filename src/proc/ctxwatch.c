@@ -50,6 +50,7 @@ struct pctx {
 				   0 = unknown */
 	uint64_t found_ns;	/* when discovery first found something */
 	struct tp_tls_loc otel, custom;	/* where its threads keep theirs */
+	struct tlsloc_memo memo;	/* its modules without either */
 	struct ctxsnap snap;	/* the process context as last read */
 };
 
@@ -247,7 +248,8 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 	memset(&p->custom, 0, sizeof(p->custom));
 	/* Both symbols and the process context's mapping: one read of the
 	 * maps, each file opened at most once. */
-	walk = tlsloc__find_all(p->pid, q, 2, note_ctx_mapping, &ctx_addr);
+	walk = tlsloc__find_all(p->pid, q, 2, note_ctx_mapping, &ctx_addr,
+				&p->memo);
 	r1 = walk ? walk : q[0].err;
 	r2 = walk ? walk : q[1].err;
 	if (r2 == 0 && !custom_abi_ok(p->pid)) {

@@ -889,7 +889,35 @@ struct tlsloc__find_arg {
 	bool done[TLSLOC_QUERIES_MAX];
 	tlsloc_maps_fn each;
 	void *each_arg;
+	const struct tlsloc_memo *memo;	/* the last walk's, or NULL */
+	struct tlsloc_memo seen;	/* this walk's */
 };
+
+static uint64_t tlsloc__memo_key(const struct tlsloc__mod *mod)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const uint64_t v[4] = { mod->dev, mod->ino, mod->lo, mod->first_end };
+
+	for (size_t i = 0; i < 4; i++)
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	return h | 1;	/* never 0 */
+}
+
+static bool tlsloc__memo_has(const struct tlsloc_memo *m, uint64_t key)
+{
+	for (size_t i = 0; m && i < m->n; i++)
+		if (m->mods[i] == key)
+			return true;
+	return false;
+}
+
+/* Remembers a module that defines none of the symbols; past the bound,
+ * the rest are looked at again next time. */
+static void tlsloc__memo_add(struct tlsloc_memo *m, uint64_t key)
+{
+	if (m->n < TLSLOC_MEMO_MAX)
+		m->mods[m->n++] = key;
+}
 
 static void tlsloc__set_module(struct tlsloc_query *q,
 			       const struct tlsloc__mod *mod)
@@ -915,8 +943,9 @@ static bool tlsloc__mod_wanted(int pid, const struct tlsloc__mod *mod,
 	return false;
 }
 
-/* Looks for one query's variable in the open module. */
-static void tlsloc__find_one(int pid, const struct tlsloc__mod *mod,
+/* Looks for one query's variable in the open module; true when the module
+ * does not define it. */
+static bool tlsloc__find_one(int pid, const struct tlsloc__mod *mod,
 			     struct tlsloc__elf *m, struct tlsloc__find_arg *a,
 			     size_t i)
 {
@@ -926,7 +955,7 @@ static void tlsloc__find_one(int pid, const struct tlsloc__mod *mod,
 	int err;
 
 	if (tlsloc__absent_in(&m->st, q->symbol, true))
-		return;
+		return true;
 	/* Without a PT_TLS segment it defines no TLS: spares reading the
 	 * symbol tables of most libraries. */
 	if (m->ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
@@ -934,7 +963,7 @@ static void tlsloc__find_one(int pid, const struct tlsloc__mod *mod,
 	    tlsloc__find_sym(m, q->symbol, true, &c.var, &c.var_tab,
 			     &c.var_ndx)) {
 		tlsloc__note_absent_in(m, q->symbol, true);
-		return;
+		return true;
 	}
 	err = tlsloc__bias(m, mod, &c.bias);
 	if (!err)
@@ -952,16 +981,28 @@ static void tlsloc__find_one(int pid, const struct tlsloc__mod *mod,
 		tlsloc__set_module(q, mod);
 		q->err = err;
 	}
+	return false;
 }
 
 static int tlsloc__find_in(int pid, const struct tlsloc__mod *mod, void *arg)
 {
 	struct tlsloc__find_arg *a = arg;
+	uint64_t key = tlsloc__memo_key(mod);
 	struct tlsloc__elf m;
-	size_t i;
+	size_t i, absent = 0;
 
-	if (!a->pending || !tlsloc__mod_wanted(pid, mod, a))
+	if (!a->pending)
+		return !a->each;
+	/* Only a module looked at for every symbol can be passed by. */
+	if (a->pending == a->n && tlsloc__memo_has(a->memo, key)) {
+		tlsloc__memo_add(&a->seen, key);
 		return 0;
+	}
+	if (!tlsloc__mod_wanted(pid, mod, a)) {
+		if (a->pending == a->n)
+			tlsloc__memo_add(&a->seen, key);
+		return 0;
+	}
 	if (tlsloc__elf_open(pid, mod, &m))
 		return 0;	/* unreadable */
 	for (i = 0; i < a->n; i++) {
@@ -971,9 +1012,11 @@ static int tlsloc__find_in(int pid, const struct tlsloc__mod *mod, void *arg)
 		if (!tlsloc__absent_in(&m.st, a->q[i].symbol, true) &&
 		    tlsloc__elf_read(&m))
 			break;	/* not ELF */
-		tlsloc__find_one(pid, mod, &m, a, i);
+		absent += tlsloc__find_one(pid, mod, &m, a, i);
 	}
 	tlsloc__elf_close(&m);
+	if (absent == a->n)
+		tlsloc__memo_add(&a->seen, key);
 	/* Done, unless every mapping is to be seen. */
 	return !a->pending && !a->each;
 }
@@ -989,10 +1032,12 @@ static int tlsloc__on_each(const struct procfs_map *m, void *arg)
 }
 
 int tlsloc__find_all(int pid, struct tlsloc_query *q, size_t n,
-		     tlsloc_maps_fn each, void *each_arg)
+		     tlsloc_maps_fn each, void *each_arg,
+		     struct tlsloc_memo *memo)
 {
 	struct tlsloc__find_arg a = { .q = q, .n = n, .pending = n,
-				      .each = each, .each_arg = each_arg };
+				      .each = each, .each_arg = each_arg,
+				      .memo = memo };
 	size_t i;
 	int ret;
 
@@ -1010,6 +1055,8 @@ int tlsloc__find_all(int pid, struct tlsloc_query *q, size_t n,
 				   tlsloc__find_in, &a);
 	if (ret < 0)
 		return ret;
+	if (memo)
+		*memo = a.seen;
 	for (i = 0; i < n; i++)
 		if (!a.done[i] && !q[i].err)
 			q[i].err = -ENOENT;
@@ -1020,7 +1067,7 @@ int tlsloc__find(int pid, const char *symbol, struct tp_tls_loc *loc,
 		 char *module, size_t modlen)
 {
 	struct tlsloc_query q = { symbol, loc, module, modlen, 0 };
-	int ret = tlsloc__find_all(pid, &q, 1, NULL, NULL);
+	int ret = tlsloc__find_all(pid, &q, 1, NULL, NULL, NULL);
 
 	return ret ? ret : q.err;
 }
@@ -1029,8 +1076,10 @@ int tlsloc__find(int pid, const char *symbol, struct tp_tls_loc *loc,
 
 /* Other architectures use other TLS variants and relocations. */
 int tlsloc__find_all(int pid, struct tlsloc_query *q, size_t n,
-		     tlsloc_maps_fn each, void *each_arg)
+		     tlsloc_maps_fn each, void *each_arg,
+		     struct tlsloc_memo *memo)
 {
+	(void)memo;
 	(void)pid;
 	(void)q;
 	(void)n;

@@ -757,7 +757,7 @@ static void test_find_all(void)
 	struct child c;
 
 	CHECK(child_start(&c, "exe_pie", NULL, NULL));
-	CHECK(tlsloc__find_all(c.pid, q, 2, count_map, &seen) == 0);
+	CHECK(tlsloc__find_all(c.pid, q, 2, count_map, &seen, NULL) == 0);
 	CHECK(procfs__read_maps(c.pid, count_line, &lines) == 0);
 	CHECK(tlsloc__find(c.pid, VAR, &one, NULL, 0) == 0);
 	CHECK(q[0].err == -ENOENT && q[1].err == 0);
@@ -775,9 +775,40 @@ static void test_find_all(void)
 	      -ENOENT);
 	CHECK(targetfile__stats()->opened == opened);
 	child_stop(&c);
-	CHECK(tlsloc__find_all(1, q, 0, NULL, NULL) == -EINVAL);
-	CHECK(tlsloc__find_all(1, q, TLSLOC_QUERIES_MAX + 1, NULL, NULL) ==
-	      -EINVAL);
+	CHECK(tlsloc__find_all(1, q, 0, NULL, NULL, NULL) == -EINVAL);
+	CHECK(tlsloc__find_all(1, q, TLSLOC_QUERIES_MAX + 1, NULL, NULL,
+			       NULL) == -EINVAL);
+}
+
+/* A process looked at again passes by the modules its last look found
+ * without the symbol, even one changed on disk since (its status is not
+ * even read); without the memo, that one is opened again. */
+static void test_find_memo(void)
+{
+	static const char plain_src[] =
+		"static void *slot;\n"
+		"void **tl_get(void) { return &slot; }\n";
+	char lib[PATH_MAX], src[PATH_MAX];
+	struct tlsloc_memo memo = { 0 };
+	struct tp_tls_loc loc;
+	struct tlsloc_query q = { VAR, &loc, NULL, 0, 0 };
+	uint64_t opened;
+	struct child c;
+
+	tpath(lib, "libmemo.so");
+	tpath(src, "plain.c");
+	CHECK(write_src("plain.c", plain_src));
+	CHECK(sh("cc -O2 -fPIC -shared -o '%s' '%s'", lib, src));
+	CHECK(child_start(&c, "use_dlopen", lib, NULL));
+	CHECK(tlsloc__find_all(c.pid, &q, 1, NULL, NULL, &memo) == 0);
+	CHECK(q.err == -ENOENT && memo.n >= 3);	/* program, lib, libc... */
+	CHECK(sh("touch -d '2001-01-01' '%s'", lib));
+	opened = targetfile__stats()->opened;
+	CHECK(tlsloc__find_all(c.pid, &q, 1, NULL, NULL, &memo) == 0);
+	CHECK(q.err == -ENOENT && targetfile__stats()->opened == opened);
+	CHECK(tlsloc__find_all(c.pid, &q, 1, NULL, NULL, NULL) == 0);
+	CHECK(q.err == -ENOENT && targetfile__stats()->opened == opened + 1);
+	child_stop(&c);
 }
 
 /* Reads custom_labels_abi_version (a u32, 1) from a running program. */
@@ -874,6 +905,7 @@ int main(void)
 		SKIP(test_rewritten_in_place, why);
 		SKIP(test_not_found, why);
 		SKIP(test_find_all, why);
+		SKIP(test_find_memo, why);
 		SKIP(test_read_symbol, why);
 	} else {
 		RUN(test_local_exec_nopie);
@@ -894,6 +926,7 @@ int main(void)
 		RUN(test_rewritten_in_place);
 		RUN(test_not_found);
 		RUN(test_find_all);
+		RUN(test_find_memo);
 		RUN(test_read_symbol);
 	}
 	RUN(test_bad_args);
