@@ -104,6 +104,8 @@ static const struct counter_ref debug_info_refs[] = {
 	COUNTER(DEBUGINFO, dwarf_changed),
 	COUNTER_PART(NULL, DEBUGINFO, files),
 	COUNTER(DEBUGINFO, shared),
+	COUNTER_SUB(DEBUGINFO, unused_reused),
+	COUNTER(DEBUGINFO, unused_freed),
 };
 LINE(debug_info);
 

@@ -39,9 +39,16 @@
  * it for samples (at most once a second, bpf/collect.bpf.h): a clock step
  * delays a window end by at most this much. */
 #define POLL_MAX_MS 10000
-/* Context discoveries due sooner wait for this: a wake-up a second at
- * most, as for the samples. */
-#define TICK_MS 1000
+/* Context discoveries due sooner wait for this. Every wake-up runs the
+ * discoveries due, and samples wake the agent about once a second while
+ * there are any: on a busy host they are served by those, and this timer
+ * only fires on a quiet one, half as often as the samples would. */
+#define TICK_MS 2000
+/* Free heap a window end leaves before it is given back (malloc_trim):
+ * trimming madvises every free page, and each madvise that drops mapped
+ * pages interrupts every CPU to flush its TLB. Below this, the pages cost
+ * less than that would, and the next window reuses them. */
+#define TRIM_FREE_BYTES (4ull << 20)
 
 /* A flag as given, re-applied over the config file on every (re)load. */
 struct flag {
@@ -485,6 +492,16 @@ static uint64_t heap_bytes(void)
 	return mi.uordblks + mi.hblkhd;
 }
 
+/* Gives free heap back to the system when there is much of it: after a
+ * busy window, or processes gone with their maps and symbols. */
+static void trim_heap(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	if (mi.fordblks >= TRIM_FREE_BYTES)
+		malloc_trim(0);
+}
+
 /* End of the window that contains now: windows are aligned to the wall
  * clock, so hosts' files line up. */
 static time_t window_end(time_t now, uint64_t window)
@@ -512,9 +529,7 @@ static void end_window(struct agent *a)
 	log_budgets(a);
 	pprof__free(pp);
 	capture__sweep(a->cap);
-	/* What the window and the processes that are gone held goes back
-	 * to the system, not only to malloc. */
-	malloc_trim(0);
+	trim_heap();
 	/* What a window costs beyond its samples (tests/bench). */
 	if (a->cfg.verbose)
 		logf_("window work: %.3f ms CPU",

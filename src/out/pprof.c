@@ -1028,17 +1028,33 @@ static int deflate_all(z_stream *zs, const uint8_t *in, size_t inlen,
 	return 0;
 }
 
+/* deflate's window and hash table sized to the input (windowBits 9 to 15,
+ * memLevel 2 to 8): the agent's profile of one service in one window is a
+ * few KiB, and deflate's full state is 256 KiB, allocated and its hash
+ * table cleared for every file. No match reaches back further than the
+ * input: the files come out the same size. */
+static void deflate_fit(size_t inlen, int *wbits, int *mem_level)
+{
+	int wb = 9;
+
+	while (wb < 15 && ((size_t)1 << wb) < inlen)
+		wb++;
+	*wbits = wb;
+	*mem_level = wb - 7;
+}
+
 static int gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *len)
 {
 	z_stream zs;
 	uint8_t *buf = NULL, *shrunk;
 	size_t cap;
-	int err, zret;
+	int err, zret, wbits, mem_level;
 
 	memset(&zs, 0, sizeof(zs));
-	/* windowBits 15 + 16: gzip wrapper, which is what pprof expects. */
-	zret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			    Z_DEFAULT_STRATEGY);
+	deflate_fit(inlen, &wbits, &mem_level);
+	/* windowBits + 16: gzip wrapper, which is what pprof expects. */
+	zret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, wbits + 16,
+			    mem_level, Z_DEFAULT_STRATEGY);
 	if (zret != Z_OK)
 		return zret == Z_MEM_ERROR ? -ENOMEM : -EIO;
 	err = -ENOMEM;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "proc/ctxsnap.h"
+#include "proc/procctx.h"
 #include "util/hashmap.h"
 #include "util/clock.h"
 #include "sample_event.h"
@@ -49,6 +50,7 @@ struct pctx {
 				   0 = unknown */
 	uint64_t found_ns;	/* when discovery first found something */
 	struct tp_tls_loc otel, custom;	/* where its threads keep theirs */
+	struct tlsloc_memo memo;	/* its modules without either */
 	struct ctxsnap snap;	/* the process context as last read */
 };
 
@@ -207,15 +209,49 @@ static bool starting(const struct pctx *p)
 	return p->started_ns && clock__mono_ns() - p->started_ns < YOUNG_NS;
 }
 
+/* The first mapping that can hold the process context (tlsloc_maps_fn). */
+static void note_ctx_mapping(const struct procfs_map *m, void *arg)
+{
+	uint64_t *addr = arg;
+
+	if (!*addr)
+		*addr = procctx__mapping(m);
+}
+
+/* Reads the process context where discover's walk of the maps (walk: its
+ * result) saw its mapping; no mapping seen, nothing to read, and the maps
+ * are not read again to find that out. */
+static void discover_ctx(struct ctxwatch *t, struct pctx *p, int walk,
+			 uint64_t addr)
+{
+	if (!walk && !p->snap.ctx.header_addr) {
+		if (!addr) {
+			p->snap.read_ns = clock__mono_ns();
+			return;
+		}
+		p->snap.ctx.header_addr = addr;
+	}
+	refresh_ctx(t, p);
+}
+
 static void discover(struct ctxwatch *t, struct pctx *p)
 {
-	int r1, r2;
+	struct tlsloc_query q[2] = {
+		{ .symbol = OTEL_SYMBOL, .loc = &p->otel },
+		{ .symbol = CL_SYMBOL, .loc = &p->custom },
+	};
+	uint64_t ctx_addr = 0;
+	int walk, r1, r2;
 
 	p->due_ns = 0;
 	memset(&p->otel, 0, sizeof(p->otel));
 	memset(&p->custom, 0, sizeof(p->custom));
-	r1 = tlsloc__find(p->pid, OTEL_SYMBOL, &p->otel, NULL, 0);
-	r2 = tlsloc__find(p->pid, CL_SYMBOL, &p->custom, NULL, 0);
+	/* Both symbols and the process context's mapping: one read of the
+	 * maps, each file opened at most once. */
+	walk = tlsloc__find_all(p->pid, q, 2, note_ctx_mapping, &ctx_addr,
+				&p->memo);
+	r1 = walk ? walk : q[0].err;
+	r2 = walk ? walk : q[1].err;
 	if (r2 == 0 && !custom_abi_ok(p->pid)) {
 		memset(&p->custom, 0, sizeof(p->custom));
 		r2 = -ENOENT;
@@ -224,7 +260,7 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 	 * its own, by its mapping's name: a program that only tags registers
 	 * publishes it without any thread-context symbol (statically linked,
 	 * the linker leaves that symbol out). */
-	refresh_ctx(t, p);
+	discover_ctx(t, p, walk, ctx_addr);
 	check_schema(t, p);	/* also when read before, by a sample */
 	if (r1 == 0 && !p->otel.kind)
 		r1 = -ENOENT;	/* refused by its schema, counted there */

@@ -41,15 +41,20 @@ static bool is_ctx_mapping(const char *name)
 	return false;
 }
 
-/* 1 with the address of the mapping that holds the context. */
-static int ctx_mapping_at(const struct procfs_map *m, void *arg)
+uint64_t procctx__mapping(const struct procfs_map *m)
 {
 	if (procfs_map__exec(m) ||
 	    m->end - m->start < sizeof(struct ctx_header) ||
 	    !is_ctx_mapping(m->path))
 		return 0;
-	*(uint64_t *)arg = m->start;
-	return 1;
+	return m->start;
+}
+
+/* 1 with the address of the mapping that holds the context. */
+static int ctx_mapping_at(const struct procfs_map *m, void *arg)
+{
+	*(uint64_t *)arg = procctx__mapping(m);
+	return *(uint64_t *)arg != 0;
 }
 
 static int find_mapping(int pid, uint64_t *addr)

@@ -40,6 +40,13 @@ struct procctx {
  * ctx keeps its previous content. */
 int procctx__read(int pid, struct procctx *ctx);
 
+/* The address of m when it is one that can hold the context (its name and
+ * size: the header is checked when read), else 0. For a caller that reads
+ * the maps for more than this: it sets ctx->header_addr, and
+ * procctx__read reads there without looking again. */
+struct procfs_map;
+uint64_t procctx__mapping(const struct procfs_map *m);
+
 /* Decodes a payload in either published form, a ProcessContext or a bare
  * Resource (pbcheck__form tells which), into out (zeroed by the caller).
  * Returns 0; -ELOOP when the payload is refused unread (AnyValues nested

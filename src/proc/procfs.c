@@ -14,26 +14,76 @@
 #include "proc/procfs.h"
 #include "proc/targetfile.h"
 
+/* A number at *p in base 16 or 10: at least one digit, and no more than
+ * fit in 64 bits. Moves *p past it. */
+static bool parse_num(const char **p, int base, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t n = 0;
+	unsigned d;
+
+	for (;; s++) {
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (n > (UINT64_MAX - d) / base)
+			return false;
+		n = n * base + d;
+	}
+	if (s == *p)
+		return false;
+	*v = n;
+	*p = s;
+	return true;
+}
+
+/* The character c at *p, which is then moved past it. */
+static bool parse_char(const char **p, char c)
+{
+	if (**p != c)
+		return false;
+	++*p;
+	return true;
+}
+
+/* Parsed by hand, not with sscanf: every process discovery and maps
+ * reload reads every line, and sscanf's format interpretation was most of
+ * the parsing. The kernel writes the fields with one blank between them,
+ * then pads to the path. */
 bool procfs__parse_maps_line(char *line, struct procfs_map *m)
 {
-	unsigned long long start, end, off, ino;
-	unsigned int maj, min;
-	size_t len = strlen(line);
-	int pos = 0;
+	const char *p = line;
+	uint64_t maj, min;
+	size_t len = strlen(line), n;
 
 	if (len && line[len - 1] == '\n')
-		line[len - 1] = '\0';
-	/* The blank after the inode skips the padding before the path, and
-	 * %n then says where the path starts (the end for none). */
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end,
-		   m->perms, &off, &maj, &min, &ino, &pos) != 7 || !pos)
+		line[--len] = '\0';
+	if (!parse_num(&p, 16, &m->start) || !parse_char(&p, '-') ||
+	    !parse_num(&p, 16, &m->end) || !parse_char(&p, ' '))
 		return false;
-	m->start = start;
-	m->end = end;
-	m->offset = off;
-	m->dev = (uint64_t)maj << 32 | min;
-	m->ino = ino;
-	m->path = line + pos;
+	n = strcspn(p, " \t");
+	if (!n || n >= sizeof(m->perms))
+		return false;
+	memcpy(m->perms, p, n);
+	m->perms[n] = '\0';
+	p += n;
+	if (!parse_char(&p, ' ') || !parse_num(&p, 16, &m->offset) ||
+	    !parse_char(&p, ' ') || !parse_num(&p, 16, &maj) ||
+	    !parse_char(&p, ':') || !parse_num(&p, 16, &min) ||
+	    !parse_char(&p, ' ') || !parse_num(&p, 10, &m->ino) ||
+	    maj > UINT32_MAX || min > UINT32_MAX)
+		return false;
+	/* The path, after the padding; none: the end of the line. */
+	if (*p && *p != ' ' && *p != '\t')
+		return false;
+	p += strspn(p, " \t");
+	m->dev = maj << 32 | min;
+	m->path = p;
 	return true;
 }
 

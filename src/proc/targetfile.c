@@ -167,6 +167,33 @@ int targetfile__open(const char *path, const struct targetfile_want *want,
 	return reopen_checked(pfd, want, st);
 }
 
+int targetfile__stat_mapped(uint32_t pid, uint64_t start, uint64_t end,
+			    uint64_t dev, uint64_t ino, struct stat *st)
+{
+	char path[96];
+
+	if (!pid || start >= end || !ino)
+		return -EINVAL;
+	if (map_files_denied)
+		return -EPERM;
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, start, end);
+	/* The kernel's link to the mapped file: stat follows it, and opens
+	 * nothing (no FIFO waits, no device side effect). */
+	if (stat(path, st) != 0) {
+		if (errno == EPERM && !map_files_denied) {
+			map_files_denied = true;
+			stats.map_files_denied++;
+		}
+		return -errno;
+	}
+	if (!S_ISREG(st->st_mode))
+		return -ENOEXEC;
+	if (st->st_ino != ino || targetfile__dev(st->st_dev) != dev)
+		return -ESTALE;
+	return 0;
+}
+
 int targetfile__open_mapped(uint32_t pid, uint64_t start, uint64_t end,
 			    const char *path, uint64_t dev, uint64_t ino,
 			    char *used, size_t usedlen)

@@ -81,6 +81,16 @@ int targetfile__open_mapped(uint32_t pid, uint64_t start, uint64_t end,
 			    const char *path, uint64_t dev, uint64_t ino,
 			    char *used, size_t usedlen);
 
+/* The status of the mapped file of a process's mapping [start, end),
+ * without opening it: stat(2) of /proc/PID/map_files/START-END, the
+ * kernel's own link to the file. 0 when it is a regular file of the device
+ * and inode the maps show; else -errno: -EPERM without the capability (as
+ * targetfile__open_mapped, then, every time), -ESTALE another file,
+ * -ENOEXEC not a regular file, -ENOENT the mapping or process is gone. For
+ * what can be known of a file from its identity and change times alone. */
+int targetfile__stat_mapped(uint32_t pid, uint64_t start, uint64_t end,
+			    uint64_t dev, uint64_t ino, struct stat *st);
+
 /* A device number as /proc/PID/maps shows it. */
 uint64_t targetfile__dev(dev_t dev);
 

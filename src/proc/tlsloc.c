@@ -78,10 +78,10 @@ struct tlsloc__absent {
 /* An ELF file open for reading. */
 struct tlsloc__elf {
 	int fd;
-	Elf *elf;
+	Elf *elf;		/* NULL until read (tlsloc__elf_read) */
 	GElf_Ehdr ehdr;
 	uint64_t size;		/* of the file */
-	struct tlsloc__absent absent;	/* it, and the symbol looked for */
+	struct stat st;		/* its identity and change times */
 };
 
 /* ---- mappings ---- */
@@ -163,7 +163,10 @@ static int tlsloc__on_map(const struct procfs_map *m, void *arg)
 	return 0;
 }
 
-static int tlsloc__for_each_module(int pid, tlsloc__mod_fn fn, void *arg)
+/* Reads the maps, each line to on_line (tlsloc__on_map, or a callback
+ * that ends there), which gathers modules for fn. */
+static int tlsloc__walk_modules(int pid, procfs_maps_fn on_line,
+				tlsloc__mod_fn fn, void *arg)
 {
 	struct tlsloc__walk *w;
 	FILE *f = NULL;
@@ -182,7 +185,7 @@ static int tlsloc__for_each_module(int pid, tlsloc__mod_fn fn, void *arg)
 		err = errno == ENOENT ? -ESRCH : -errno;
 		goto cleanup;
 	}
-	err = procfs__parse_maps(f, tlsloc__on_map, w);
+	err = procfs__parse_maps(f, on_line, w);
 	if (err)
 		goto cleanup;
 	/* A partial list would turn into a wrong -ENOENT. */
@@ -196,6 +199,11 @@ cleanup:
 		fclose(f);
 	free(w);
 	return err;
+}
+
+static int tlsloc__for_each_module(int pid, tlsloc__mod_fn fn, void *arg)
+{
+	return tlsloc__walk_modules(pid, tlsloc__on_map, fn, arg);
 }
 
 /* ---- files ---- */
@@ -273,47 +281,78 @@ static void tlsloc__note_absent(const struct tlsloc__absent *k)
 	*tlsloc__absent_slot(k) = *k;
 }
 
-/* Opens the module's file, and reads its ELF header unless the file is
- * known not to define symbol (then -ENOENT, and nothing read). */
-static int tlsloc__elf_open(int pid, const struct tlsloc__mod *mod,
-			    const char *symbol, bool tls,
-			    struct tlsloc__elf *m)
+/* Whether the file of status st is known not to define symbol. */
+static bool tlsloc__absent_in(const struct stat *st, const char *symbol,
+			      bool tls)
+{
+	struct tlsloc__absent k = tlsloc__absent_key(st, symbol, tls);
+
+	return tlsloc__known_absent(&k);
+}
+
+static void tlsloc__note_absent_in(const struct tlsloc__elf *m,
+				   const char *symbol, bool tls)
+{
+	struct tlsloc__absent k = tlsloc__absent_key(&m->st, symbol, tls);
+
+	tlsloc__note_absent(&k);
+}
+
+/* Whether the module's file is known not to define symbol, from its status
+ * alone (targetfile__stat_mapped): nothing opened, nothing read. Every new
+ * process maps the same few libraries; opening each of them once per
+ * process and symbol was most of the agent's context discovery. */
+static bool tlsloc__mod_known_absent(int pid, const struct tlsloc__mod *mod,
+				     const char *symbol, bool tls)
 {
 	struct stat st;
+
+	return !targetfile__stat_mapped((uint32_t)pid, mod->lo,
+					mod->first_end, mod->dev, mod->ino,
+					&st) &&
+	       tlsloc__absent_in(&st, symbol, tls);
+}
+
+/* Opens the module's file (its ELF is read by tlsloc__elf_read). */
+static int tlsloc__elf_open(int pid, const struct tlsloc__mod *mod,
+			    struct tlsloc__elf *m)
+{
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	m->fd = -1;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		err = -ENOSYS;
-		goto cleanup;
-	}
 	m->fd = tlsloc__open_mod(pid, mod);
 	if (m->fd < 0) {
 		err = m->fd;
 		goto cleanup;
 	}
-	if (fstat(m->fd, &st) != 0) {
+	if (fstat(m->fd, &m->st) != 0) {
 		err = -errno;
 		goto cleanup;
 	}
-	m->size = st.st_size;
-	m->absent = tlsloc__absent_key(&st, symbol, tls);
-	if (tlsloc__known_absent(&m->absent)) {
-		err = -ENOENT;
-		goto cleanup;
-	}
-	/* pread, not mmap: the file's owner could truncate it under us. */
-	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
-	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF ||
-	    !gelf_getehdr(m->elf, &m->ehdr)) {
-		err = -ENOEXEC;
-		goto cleanup;
-	}
+	m->size = m->st.st_size;
 	return 0;
 cleanup:
 	tlsloc__elf_close(m);
 	return err;
+}
+
+/* Reads the ELF header of the open file, once. */
+static int tlsloc__elf_read(struct tlsloc__elf *m)
+{
+	if (m->elf)
+		return 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	/* pread, not mmap: the file's owner could truncate it under us. */
+	m->elf = elf_begin(m->fd, ELF_C_READ, NULL);
+	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF ||
+	    !gelf_getehdr(m->elf, &m->ehdr)) {
+		if (m->elf)
+			elf_end(m->elf);
+		m->elf = NULL;
+		return -ENOEXEC;
+	}
+	return 0;
 }
 
 /* A section's data, if it lies within the file and holds entries of type
@@ -432,10 +471,14 @@ static int tlsloc__read_in(int pid, const struct tlsloc__mod *mod, void *arg)
 	GElf_Sym sym;
 	int ret = 0;
 
-	if (tlsloc__elf_open(pid, mod, a->symbol, false, &m))
-		return 0;	/* unreadable, not ELF, or known not to define it */
+	if (tlsloc__mod_known_absent(pid, mod, a->symbol, false) ||
+	    tlsloc__elf_open(pid, mod, &m))
+		return 0;	/* known not to define it, or unreadable */
+	if (tlsloc__absent_in(&m.st, a->symbol, false) ||
+	    tlsloc__elf_read(&m))
+		goto cleanup;	/* known after all, or not ELF */
 	if (tlsloc__find_sym(&m, a->symbol, false, &sym, &tab, &ndx)) {
-		tlsloc__note_absent(&m.absent);
+		tlsloc__note_absent_in(&m, a->symbol, false);
 		goto cleanup;
 	}
 	ret = 1;
@@ -838,83 +881,213 @@ static int tlsloc__locate(struct tlsloc__ctx *c, struct tp_tls_loc *loc)
 	return c->err;
 }
 
+/* The walk of tlsloc__find_all: each query's state. */
 struct tlsloc__find_arg {
-	const char *symbol;
-	struct tp_tls_loc *loc;
-	char *module;
-	size_t modlen;
-	int err;		/* the first defining module's failure */
+	struct tlsloc_query *q;
+	size_t n;
+	size_t pending;		/* queries without a location yet */
+	bool done[TLSLOC_QUERIES_MAX];
+	tlsloc_maps_fn each;
+	void *each_arg;
+	const struct tlsloc_memo *memo;	/* the last walk's, or NULL */
+	struct tlsloc_memo seen;	/* this walk's */
 };
 
-static void tlsloc__set_module(struct tlsloc__find_arg *a,
-			       const struct tlsloc__mod *mod)
+static uint64_t tlsloc__memo_key(const struct tlsloc__mod *mod)
 {
-	if (a->module && a->modlen)
-		snprintf(a->module, a->modlen, "%s", mod->path);
+	uint64_t h = 0xcbf29ce484222325ull;
+	const uint64_t v[4] = { mod->dev, mod->ino, mod->lo, mod->first_end };
+
+	for (size_t i = 0; i < 4; i++)
+		h = (h ^ v[i]) * 0x100000001b3ull;
+	return h | 1;	/* never 0 */
 }
 
-static int tlsloc__find_in(int pid, const struct tlsloc__mod *mod, void *arg)
+static bool tlsloc__memo_has(const struct tlsloc_memo *m, uint64_t key)
 {
-	struct tlsloc__find_arg *a = arg;
-	struct tlsloc__ctx c = { .pid = pid, .mod = mod };
-	struct tlsloc__elf m;
-	int ret = 0, err;
-	GElf_Phdr tls;
+	for (size_t i = 0; m && i < m->n; i++)
+		if (m->mods[i] == key)
+			return true;
+	return false;
+}
 
-	if (tlsloc__elf_open(pid, mod, a->symbol, true, &m))
-		return 0;	/* unreadable, not ELF, or known not to define it */
+/* Remembers a module that defines none of the symbols; past the bound,
+ * the rest are looked at again next time. */
+static void tlsloc__memo_add(struct tlsloc_memo *m, uint64_t key)
+{
+	if (m->n < TLSLOC_MEMO_MAX)
+		m->mods[m->n++] = key;
+}
+
+static void tlsloc__set_module(struct tlsloc_query *q,
+			       const struct tlsloc__mod *mod)
+{
+	if (q->module && q->modlen)
+		snprintf(q->module, q->modlen, "%s", mod->path);
+}
+
+/* Whether the module may define a symbol some pending query looks for:
+ * false when its status says it defines none of them. */
+static bool tlsloc__mod_wanted(int pid, const struct tlsloc__mod *mod,
+			       const struct tlsloc__find_arg *a)
+{
+	struct stat st;
+	size_t i;
+
+	if (targetfile__stat_mapped((uint32_t)pid, mod->lo, mod->first_end,
+				    mod->dev, mod->ino, &st))
+		return true;	/* no status: open it and see */
+	for (i = 0; i < a->n; i++)
+		if (!a->done[i] && !tlsloc__absent_in(&st, a->q[i].symbol, true))
+			return true;
+	return false;
+}
+
+/* Looks for one query's variable in the open module; true when the module
+ * does not define it. */
+static bool tlsloc__find_one(int pid, const struct tlsloc__mod *mod,
+			     struct tlsloc__elf *m, struct tlsloc__find_arg *a,
+			     size_t i)
+{
+	struct tlsloc__ctx c = { .pid = pid, .mod = mod, .m = m };
+	struct tlsloc_query *q = &a->q[i];
+	GElf_Phdr tls;
+	int err;
+
+	if (tlsloc__absent_in(&m->st, q->symbol, true))
+		return true;
 	/* Without a PT_TLS segment it defines no TLS: spares reading the
 	 * symbol tables of most libraries. */
-	if (m.ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    m.ehdr.e_machine != EM_X86_64 || !tlsloc__phdr(&m, PT_TLS, &tls) ||
-	    tlsloc__find_sym(&m, a->symbol, true, &c.var, &c.var_tab,
+	if (m->ehdr.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    m->ehdr.e_machine != EM_X86_64 || !tlsloc__phdr(m, PT_TLS, &tls) ||
+	    tlsloc__find_sym(m, q->symbol, true, &c.var, &c.var_tab,
 			     &c.var_ndx)) {
-		tlsloc__note_absent(&m.absent);
-		goto cleanup;
+		tlsloc__note_absent_in(m, q->symbol, true);
+		return true;
 	}
-	c.m = &m;
-	err = tlsloc__bias(&m, mod, &c.bias);
+	err = tlsloc__bias(m, mod, &c.bias);
 	if (!err)
-		err = tlsloc__locate(&c, a->loc);
+		err = tlsloc__locate(&c, q->loc);
 	/* The first definer that yields a location wins: the executable
 	 * comes first both in address order and in the loader's lookup
 	 * scope. One that fails may be a file mapped but never loaded (or
 	 * not yet relocated): later ones still get their turn. */
 	if (!err) {
-		tlsloc__set_module(a, mod);
-		ret = 1;
-	} else if (!a->err) {
-		tlsloc__set_module(a, mod);
-		a->err = err;
+		tlsloc__set_module(q, mod);
+		q->err = 0;
+		a->done[i] = true;
+		a->pending--;
+	} else if (!q->err) {
+		tlsloc__set_module(q, mod);
+		q->err = err;
 	}
-cleanup:
+	return false;
+}
+
+static int tlsloc__find_in(int pid, const struct tlsloc__mod *mod, void *arg)
+{
+	struct tlsloc__find_arg *a = arg;
+	uint64_t key = tlsloc__memo_key(mod);
+	struct tlsloc__elf m;
+	size_t i, absent = 0;
+
+	if (!a->pending)
+		return !a->each;
+	/* Only a module looked at for every symbol can be passed by. */
+	if (a->pending == a->n && tlsloc__memo_has(a->memo, key)) {
+		tlsloc__memo_add(&a->seen, key);
+		return 0;
+	}
+	if (!tlsloc__mod_wanted(pid, mod, a)) {
+		if (a->pending == a->n)
+			tlsloc__memo_add(&a->seen, key);
+		return 0;
+	}
+	if (tlsloc__elf_open(pid, mod, &m))
+		return 0;	/* unreadable */
+	for (i = 0; i < a->n; i++) {
+		if (a->done[i])
+			continue;
+		/* Read once, and only for a symbol not known absent. */
+		if (!tlsloc__absent_in(&m.st, a->q[i].symbol, true) &&
+		    tlsloc__elf_read(&m))
+			break;	/* not ELF */
+		absent += tlsloc__find_one(pid, mod, &m, a, i);
+	}
 	tlsloc__elf_close(&m);
-	return ret;
+	if (absent == a->n)
+		tlsloc__memo_add(&a->seen, key);
+	/* Done, unless every mapping is to be seen. */
+	return !a->pending && !a->each;
+}
+
+/* Every mapping to the caller's callback, modules to tlsloc__find_in. */
+static int tlsloc__on_each(const struct procfs_map *m, void *arg)
+{
+	struct tlsloc__walk *w = arg;
+	struct tlsloc__find_arg *a = w->arg;
+
+	a->each(m, a->each_arg);
+	return tlsloc__on_map(m, arg);
+}
+
+int tlsloc__find_all(int pid, struct tlsloc_query *q, size_t n,
+		     tlsloc_maps_fn each, void *each_arg,
+		     struct tlsloc_memo *memo)
+{
+	struct tlsloc__find_arg a = { .q = q, .n = n, .pending = n,
+				      .each = each, .each_arg = each_arg,
+				      .memo = memo };
+	size_t i;
+	int ret;
+
+	if (pid <= 0 || !q || !n || n > TLSLOC_QUERIES_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!q[i].symbol || !*q[i].symbol || !q[i].loc)
+			return -EINVAL;
+		memset(q[i].loc, 0, sizeof(*q[i].loc));
+		if (q[i].module && q[i].modlen)
+			q[i].module[0] = '\0';
+		q[i].err = 0;
+	}
+	ret = tlsloc__walk_modules(pid, each ? tlsloc__on_each : tlsloc__on_map,
+				   tlsloc__find_in, &a);
+	if (ret < 0)
+		return ret;
+	if (memo)
+		*memo = a.seen;
+	for (i = 0; i < n; i++)
+		if (!a.done[i] && !q[i].err)
+			q[i].err = -ENOENT;
+	return 0;
 }
 
 int tlsloc__find(int pid, const char *symbol, struct tp_tls_loc *loc,
 		 char *module, size_t modlen)
 {
-	struct tlsloc__find_arg a = { .symbol = symbol, .loc = loc,
-				      .module = module, .modlen = modlen };
-	int ret;
+	struct tlsloc_query q = { symbol, loc, module, modlen, 0 };
+	int ret = tlsloc__find_all(pid, &q, 1, NULL, NULL, NULL);
 
-	if (pid <= 0 || !symbol || !*symbol || !loc)
-		return -EINVAL;
-	memset(loc, 0, sizeof(*loc));
-	if (module && modlen)
-		module[0] = '\0';
-	ret = tlsloc__for_each_module(pid, tlsloc__find_in, &a);
-	if (ret < 0)
-		return ret;
-	if (ret)
-		return 0;
-	return a.err ? a.err : -ENOENT;
+	return ret ? ret : q.err;
 }
 
 #else /* !__x86_64__ */
 
 /* Other architectures use other TLS variants and relocations. */
+int tlsloc__find_all(int pid, struct tlsloc_query *q, size_t n,
+		     tlsloc_maps_fn each, void *each_arg,
+		     struct tlsloc_memo *memo)
+{
+	(void)memo;
+	(void)pid;
+	(void)q;
+	(void)n;
+	(void)each;
+	(void)each_arg;
+	return -EOPNOTSUPP;
+}
+
 int tlsloc__find(int pid, const char *symbol, struct tp_tls_loc *loc,
 		 char *module, size_t modlen)
 {

@@ -33,6 +33,10 @@ struct elfsym;
 #define DEBUGINFO_COUNTERS(X)						\
 	X(files, "symbol files loaded")					\
 	X(shared, "binaries served by a loaded file")			\
+	/* ... of them by one no binary used at the time (symfile.h) */	\
+	X(unused_reused, "of them by one kept unused")			\
+	/* files freed after no binary used them for a while */	\
+	X(unused_freed, "unused files freed")				\
 	/* debug files found by build ID, and by .gnu_debuglink */	\
 	X(debug_by_build_id, "debug files by build ID")			\
 	X(debug_by_link, "by debuglink")				\

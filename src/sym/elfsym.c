@@ -52,6 +52,7 @@ struct elfsym {
 	struct elfsym_sym *syms;
 	size_t nsyms;
 	char *names;		/* arena: NUL-terminated names back to back */
+	size_t names_len;	/* its bytes */
 	struct elfsym_load *loads;
 	size_t nloads;
 	char build_id[2 * ELFSYM_BUILD_ID_MAX + 1];	/* "" when none */
@@ -373,6 +374,7 @@ static int elfsym__build_table(struct elfsym *e, struct elfsym_cands *cands)
 	e->names = malloc(arena);
 	if (!e->syms || !e->names)
 		return -ENOMEM;
+	e->names_len = arena;
 	arena = 0;
 	for (i = 0; e->nsyms < n; i = next) {
 		next = elfsym__group(cands, i, &size);
@@ -931,4 +933,13 @@ const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
 size_t elfsym__count(const struct elfsym *e)
 {
 	return e ? e->nsyms : 0;
+}
+
+uint64_t elfsym__bytes(const struct elfsym *e)
+{
+	if (!e)
+		return 0;
+	return sizeof(*e) + e->nsyms * sizeof(*e->syms) + e->names_len +
+	       e->nloads * sizeof(*e->loads) +
+	       (e->debuglink ? strlen(e->debuglink) + 1 : 0);
 }

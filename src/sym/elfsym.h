@@ -37,6 +37,7 @@ const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
 			   uint64_t *start);
 
 size_t elfsym__count(const struct elfsym *e);          /* symbols loaded */
+uint64_t elfsym__bytes(const struct elfsym *e);        /* heap they hold */
 
 /* Whether the file has a .symtab, and DWARF (.debug_info), with bytes in
  * the file (a stripped binary has neither; a debug file made by objcopy

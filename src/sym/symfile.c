@@ -14,6 +14,7 @@
 #include "util/hashmap.h"
 #include "sym/symfile.h"
 #include "proc/targetfile.h"
+#include "util/clock.h"
 #include "util/grow.h"
 
 #define FRAMES_MAX 64
@@ -28,8 +29,12 @@ struct symfile {
 	struct dwarf_file *dw;		/* open, or NULL */
 	uint64_t dw_bytes;
 	uint64_t dw_errors_seen;
-	bool dw_failed;			/* do not try to open it again */
+	bool dw_failed;			/* do not try to open it again... */
+	bool dw_gone;			/* ...unless by another path: the
+					   file is no longer at this one */
 	uint64_t last_use;
+	uint64_t sym_bytes;		/* what bin and dbg hold */
+	uint64_t idle_since_ns;		/* when refs fell to 0 */
 };
 
 struct symcache {
@@ -43,6 +48,10 @@ struct symcache {
 	size_t dw_open;
 	struct debuginfod *fetch;	/* NULL: no servers */
 	uint64_t debug_gen;		/* debug files attached late */
+	/* files no binary refers to (refs 0), kept for the next user */
+	size_t idle;
+	uint64_t idle_bytes;		/* their sym_bytes */
+	struct symcache_keep keep;	/* and their bounds */
 };
 
 struct symcache *symcache__new(struct debuginfo_stats *stats)
@@ -62,6 +71,8 @@ struct symcache *symcache__new(struct debuginfo_stats *stats)
 	}
 	c->st = stats;
 	c->budget = SYMCACHE_DWARF_BUDGET;
+	c->keep = (struct symcache_keep){ SYMCACHE_KEEP_NS, SYMCACHE_KEEP_FILES,
+					  SYMCACHE_KEEP_BYTES };
 	if (env && *env) {
 		errno = 0;
 		mb = strtoull(env, &end, 10);
@@ -78,6 +89,7 @@ void symcache__set_memory(struct symcache *c, uint64_t max_memory)
 	if (!max_memory)
 		return;
 	c->sym_max = max_memory / SYMCACHE_SYMBOLS_SHARE;
+	c->keep.bytes = max_memory / SYMCACHE_KEEP_SHARE;
 	if (c->budget_set)
 		return;
 	c->budget = max_memory / SYMCACHE_DWARF_SHARE;
@@ -131,6 +143,16 @@ int symcache__set_debuginfod(struct symcache *c, const char *urls, char *err,
 	c->fetch = debuginfod__new(debuginfod__urls(urls), c->sym_max, err,
 				   errlen);
 	return c->fetch ? 0 : -1;
+}
+
+/* sf's symbols changed: its count, and the unused files' if it is one. */
+static void recount_bytes(struct symcache *c, struct symfile *sf)
+{
+	uint64_t bytes = elfsym__bytes(sf->bin) + elfsym__bytes(sf->dbg);
+
+	if (!sf->refs)
+		c->idle_bytes = c->idle_bytes - sf->sym_bytes + bytes;
+	sf->sym_bytes = bytes;
 }
 
 /* Takes the debug file dbg, found at path, for sf: its symbols when sf is
@@ -222,6 +244,9 @@ static struct symfile *symfile_load(struct symcache *c,
 	}
 	if (elfsym__over_budget(sf->bin) || elfsym__over_budget(sf->dbg))
 		c->st->symbols_over_budget++;
+	/* Counted here, not by recount_bytes: refs is 0 until it is in the
+	 * cache, but the file is not an unused one. */
+	sf->sym_bytes = elfsym__bytes(sf->bin) + elfsym__bytes(sf->dbg);
 	c->st->files++;
 	return sf;
 fail:
@@ -229,6 +254,35 @@ fail:
 	symfile_free(c, sf);
 	errno = err;
 	return NULL;
+}
+
+/* A file no binary referred to is used again, or freed. */
+static void leave_idle(struct symcache *c, const struct symfile *sf)
+{
+	c->idle--;
+	c->idle_bytes -= sf->sym_bytes;
+}
+
+/* A file's own DWARF is opened by the path the file was found at: a
+ * process's /proc/PID/map_files/..., which goes with that process. The
+ * latest user's path is the one that still works when the DWARF is opened
+ * (first needed, or again after it was closed for the budget). */
+static void take_dwarf_path(struct symfile *sf,
+			    const struct symfile_source *src)
+{
+	char *path;
+
+	if (sf->dw || !sf->dwarf_path || !elfsym__has_dwarf(sf->bin) ||
+	    (sf->dw_failed && !sf->dw_gone) || !strcmp(src->path, sf->dwarf_path))
+		return;
+	path = strdup(src->path);
+	if (!path)
+		return;
+	free(sf->dwarf_path);
+	sf->dwarf_path = path;
+	sf->dwarf_dev = src->dev;
+	sf->dwarf_ino = src->ino;
+	sf->dw_failed = sf->dw_gone = false;
 }
 
 /* Cache key: the build ID, else the file itself. */
@@ -275,8 +329,12 @@ struct symfile *symcache__get(struct symcache *c,
 	}
 	if (hashmap__get(c->files, key, n, &v)) {
 		sf = (struct symfile *)(uintptr_t)v;
-		sf->refs++;
+		if (!sf->refs++) {
+			leave_idle(c, sf);
+			c->st->unused_reused++;
+		}
 		c->st->shared++;
+		take_dwarf_path(sf, src);
 		goto out;
 	}
 	sf = symfile_load(c, src);
@@ -298,38 +356,87 @@ out:
 
 void symcache__put(struct symcache *c, struct symfile *sf)
 {
-	(void)c;
-	if (sf && sf->refs)
-		sf->refs--;
+	if (sf && sf->refs && !--sf->refs) {
+		sf->idle_since_ns = clock__mono_ns();
+		c->idle++;
+		c->idle_bytes += sf->sym_bytes;
+	}
+}
+
+void symcache__set_keep(struct symcache *c, const struct symcache_keep *k)
+{
+	c->keep = *k;
+}
+
+/* An unused file, and its key, for the sweep. */
+struct idle_file {
+	struct symfile *sf;
+	void *key;
+	size_t len;
+};
+
+/* Longest unused first. */
+static int idle_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct idle_file *)a)->sf->idle_since_ns;
+	uint64_t y = ((const struct idle_file *)b)->sf->idle_since_ns;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The unused files with a copy of their keys (a map must not change while
+ * it is iterated); fewer when memory runs out. */
+static size_t collect_idle(struct symcache *c, struct idle_file **out)
+{
+	struct idle_file *v = NULL;
+	size_t it = 0, n = 0, cap = 0, len;
+	const void *key;
+	uint64_t val;
+
+	while (hashmap__next(c->files, &it, &key, &len, &val)) {
+		struct symfile *sf = (struct symfile *)(uintptr_t)val;
+
+		if (sf->refs)
+			continue;
+		if (grow__array(&v, &cap, n + 1, sizeof(*v), 16))
+			break;
+		v[n].key = malloc(len);
+		if (!v[n].key)
+			break;
+		memcpy(v[n].key, key, len);
+		v[n].len = len;
+		v[n++].sf = sf;
+	}
+	*out = v;
+	return n;
+}
+
+/* Whether the longest unused file goes: too old, or too many kept. */
+static bool over_keep(const struct symcache *c, const struct symfile *oldest,
+		      uint64_t now)
+{
+	return now - oldest->idle_since_ns >= c->keep.ns ||
+	       c->idle > c->keep.files || c->idle_bytes > c->keep.bytes;
 }
 
 void symcache__sweep(struct symcache *c)
 {
-	size_t it = 0, n = 0, kcap = 0, lcap = 0, len;
-	const void *key;
-	uint64_t v;
-	char **keys = NULL;
-	size_t *lens = NULL;
+	uint64_t now = clock__mono_ns(), v;
+	struct idle_file *idle;
+	size_t n, i;
 
-	while (hashmap__next(c->files, &it, &key, &len, &v)) {
-		if (((struct symfile *)(uintptr_t)v)->refs)
+	n = collect_idle(c, &idle);
+	qsort(idle, n, sizeof(*idle), idle_cmp);
+	for (i = 0; i < n && over_keep(c, idle[i].sf, now); i++) {
+		if (!hashmap__del(c->files, idle[i].key, idle[i].len, &v))
 			continue;
-		if (grow__array(&keys, &kcap, n + 1, sizeof(*keys), 16) ||
-		    grow__array(&lens, &lcap, n + 1, sizeof(*lens), 16))
-			break;
-		keys[n] = malloc(len);
-		if (!keys[n])
-			break;
-		memcpy(keys[n], key, len);
-		lens[n++] = len;
+		leave_idle(c, idle[i].sf);
+		symfile_free(c, idle[i].sf);
+		c->st->unused_freed++;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (hashmap__del(c->files, keys[i], lens[i], &v))
-			symfile_free(c, (struct symfile *)(uintptr_t)v);
-		free(keys[i]);
-	}
-	free(keys);
-	free(lens);
+	for (i = 0; i < n; i++)
+		free(idle[i].key);
+	free(idle);
 }
 
 /* Counts how a fetch ended. */
@@ -382,6 +489,7 @@ size_t symcache__collect(struct symcache *c)
 		/* Swept meanwhile, or named another way since. */
 		if (sf && !symfile__has_debug_file(sf)) {
 			use_debug_file(sf, r.syms, r.path, false);
+			recount_bytes(c, sf);
 			r.syms = NULL;
 			r.path = NULL;
 			n++;
@@ -405,6 +513,13 @@ struct symfile *symcache__find(const struct symcache *c, const char *build_id)
 size_t symcache__count(const struct symcache *c)
 {
 	return hashmap__size(c->files);
+}
+
+size_t symcache__unused(const struct symcache *c, uint64_t *bytes)
+{
+	if (bytes)
+		*bytes = c->idle_bytes;
+	return c->idle;
 }
 
 uint64_t symcache__dwarf_bytes(const struct symcache *c)
@@ -473,6 +588,7 @@ static void dwarf_open(struct symcache *c, struct symfile *sf)
 			       c->budget, &sf->dw, &bytes);
 	if (err) {
 		sf->dw_failed = true;
+		sf->dw_gone = err == -ENOENT || err == -ESTALE;
 		if (err == -E2BIG)
 			c->st->dwarf_too_big++;
 		else if (err == -ESTALE)

@@ -4,7 +4,10 @@
  *
  * Files are cached by GNU build ID, so every process and container that
  * maps the same build shares one copy; files without a build ID are cached
- * per file. A file is freed once no binary refers to it (symcache__sweep).
+ * per file. A file no binary refers to any more is kept for a while, so
+ * that the next process to map it (a program run again and again, the
+ * libraries every process maps) finds its symbols and open DWARF, within
+ * bounds (struct symcache_keep); symcache__sweep frees the rest.
  * DWARF is opened on first use and kept within a memory budget: when the
  * open DWARF handles would exceed it, the least recently used are closed
  * (and reopened if needed again). */
@@ -29,6 +32,13 @@
  * agent's --max-memory; `record`: 512M): the rest of a binary's owner's
  * making is left out and its functions go unnamed, counted. */
 #define SYMCACHE_SYMBOLS_SHARE	4
+/* Files no binary refers to are kept this long, at most this many, and
+ * their symbol tables within this many bytes: an eighth of max-memory
+ * once it is set (their DWARF stays within the DWARF budget above). */
+#define SYMCACHE_KEEP_NS	(600ull * 1000000000)
+#define SYMCACHE_KEEP_FILES	64
+#define SYMCACHE_KEEP_BYTES	(8ull << 20)
+#define SYMCACHE_KEEP_SHARE	8
 
 struct elfsym;
 struct symfile;
@@ -38,7 +48,8 @@ struct symcache;
 struct symcache *symcache__new(struct debuginfo_stats *stats);
 
 /* The agent's --max-memory: the DWARF budget becomes at most an eighth of
- * it (unless TAGPROF_DWARF_MAX_MB set it). 0 changes nothing. */
+ * it (unless TAGPROF_DWARF_MAX_MB set it), and so do the unused files'
+ * symbols. 0 changes nothing. */
 void symcache__set_memory(struct symcache *c, uint64_t max_memory);
 void symcache__free(struct symcache *c);	/* accepts NULL */
 
@@ -80,10 +91,23 @@ uint64_t symcache__debug_gen(const struct symcache *c);
 /* The cached file of a build ID, without a reference, or NULL. */
 struct symfile *symcache__find(const struct symcache *c, const char *build_id);
 
-/* Frees files no binary refers to any more. */
+/* Frees the files no binary refers to any more that are over the bounds:
+ * longest unused first. */
 void symcache__sweep(struct symcache *c);
 
+/* How long, and how many, unused files are kept. */
+struct symcache_keep {
+	uint64_t ns;		/* since their last user left */
+	uint64_t files;
+	uint64_t bytes;		/* of their symbol tables */
+};
+
+/* Other bounds than SYMCACHE_KEEP_* (tests; 0 ns: none kept). */
+void symcache__set_keep(struct symcache *c, const struct symcache_keep *k);
+
 size_t symcache__count(const struct symcache *c);		/* files held */
+/* Files held that no binary refers to, and their symbols' bytes. */
+size_t symcache__unused(const struct symcache *c, uint64_t *bytes);
 uint64_t symcache__dwarf_bytes(const struct symcache *c);	/* DWARF held */
 
 /* The binary's own symbols (build ID, PT_LOADs, symbol tables). */

@@ -375,8 +375,82 @@ static void test_cache_shared(void)
 	CHECK(symcache__count(c) == 2);
 	symcache__put(c, b);
 	symcache__put(c, d);
+	symcache__set_keep(c, &(struct symcache_keep){ 0, 64, 8 << 20 });
 	symcache__sweep(c);
-	CHECK(symcache__count(c) == 0);
+	CHECK(symcache__count(c) == 0 && st.unused_freed == 2);
+	symcache__free(c);
+}
+
+/* Files no binary uses stay for the next one, longest unused going first
+ * when over the bounds. */
+static void test_cache_keeps_unused(void)
+{
+	struct debuginfo_stats st = { 0 };
+	struct symcache *c = symcache__new(&st);
+	char copy[PATH_MAX];
+	struct symfile *a, *d;
+	uint64_t bytes;
+
+	CHECK(c);
+	tpath(copy, "copy-kept");
+	CHECK(sh("cp %s %s", prog, copy));
+	a = symcache__get(c, &(struct symfile_source){ .path = prog, .build_id = build_id });
+	d = symcache__get(c, &(struct symfile_source){ .path = copy });
+	CHECK(a && d && st.files == 2);
+	CHECK(symcache__unused(c, &bytes) == 0 && bytes == 0);
+	symcache__put(c, a);
+	usleep(1000);
+	symcache__put(c, d);
+	symcache__sweep(c);
+	CHECK(symcache__count(c) == 2 && st.unused_freed == 0);
+	CHECK(symcache__unused(c, &bytes) == 2 && bytes > 0);
+	/* Used again: the same file, not loaded anew. */
+	CHECK(symcache__get(c, &(struct symfile_source){ .path = prog,
+					.build_id = build_id }) == a);
+	CHECK(st.files == 2 && st.unused_reused == 1);
+	symcache__put(c, a);	/* now the most recently unused */
+	/* One kept at most: the one unused longest goes. */
+	symcache__set_keep(c, &(struct symcache_keep){ 600ull * 1000000000, 1,
+						       8 << 20 });
+	symcache__sweep(c);
+	CHECK(symcache__count(c) == 1 && st.unused_freed == 1);
+	CHECK(symcache__find(c, build_id) == a);
+	/* Their symbols over the bytes allowed: none kept. */
+	symcache__set_keep(c, &(struct symcache_keep){ 600ull * 1000000000, 64,
+						       1 });
+	symcache__sweep(c);
+	CHECK(symcache__count(c) == 0 && st.unused_freed == 2);
+	CHECK(symcache__unused(c, &bytes) == 0 && bytes == 0);
+	symcache__free(c);
+}
+
+/* A file's DWARF is opened by the path of its latest user: the first
+ * one's (a process's map_files) goes with that process. */
+static void test_dwarf_latest_path(void)
+{
+	struct debuginfo_stats st = { 0 };
+	struct symcache *c = symcache__new(&st);
+	char first[PATH_MAX];
+	struct symframe fr[4];
+	struct symfile *sf;
+	size_t n;
+
+	CHECK(c);
+	tpath(first, "first-user");
+	CHECK(sh("cp %s %s", prog, first));
+	sf = symcache__get(c, &(struct symfile_source){ .path = first,
+						      .build_id = build_id });
+	CHECK(sf && symfile__has_dwarf(sf));
+	symcache__put(c, sf);
+	CHECK(unlink(first) == 0);
+	/* The same build, by a path that is still there: kept, not read
+	 * again, and its DWARF (not opened so far) comes from here. */
+	CHECK(symcache__get(c, &(struct symfile_source){ .path = prog,
+					.build_id = build_id }) == sf);
+	n = symfile__lookup(c, sf, other_addr, fr, 4);
+	CHECK(n == 1 && !strcmp(fr[0].name, "tp_other") && fr[0].line == 17);
+	CHECK(st.files == 1 && st.dwarf_opened == 1);
+	symcache__put(c, sf);
 	symcache__free(c);
 }
 
@@ -567,6 +641,8 @@ int main(void)
 		RUN(test_refused);
 		RUN(test_lines_and_inlines);
 		RUN(test_cache_shared);
+		RUN(test_cache_keeps_unused);
+		RUN(test_dwarf_latest_path);
 		RUN(test_dwarf_budget);
 		RUN(test_corrupt_dwarf);
 		RUN(test_fuzz_dwarf);

@@ -122,6 +122,21 @@ static void test_maps_line(void)
 	CHECK(procfs__parse_maps_line(line, &m) && !strcmp(m.path, ""));
 	snprintf(line, sizeof(line), "1000-2000 rw-p 0 00:00 0\n");
 	CHECK(procfs__parse_maps_line(line, &m) && !strcmp(m.path, ""));
+	/* The kernel's padding before the path; blanks inside it kept. */
+	snprintf(line, sizeof(line), "7f00a000-7f00b000 r-xp 00001000 fd:1a "
+		 "123456                   /lib/x y (deleted)\n");
+	CHECK(procfs__parse_maps_line(line, &m));
+	CHECK(m.start == 0x7f00a000 && m.end == 0x7f00b000 &&
+	      m.offset == 0x1000 && !strcmp(m.perms, "r-xp"));
+	CHECK(m.dev == (0xfdull << 32 | 0x1a) && m.ino == 123456);
+	CHECK(!strcmp(m.path, "/lib/x y (deleted)"));
+	/* Numbers that do not fit, or run into the next field. */
+	snprintf(line, sizeof(line), "10000000000000000-2000 r-xp 0 08:01 5 /x");
+	CHECK(!procfs__parse_maps_line(line, &m));
+	snprintf(line, sizeof(line), "1000-2000 r-xp 0 100000000:01 5 /x");
+	CHECK(!procfs__parse_maps_line(line, &m));
+	snprintf(line, sizeof(line), "1000-2000 r-xp 0 08:01 5x /x");
+	CHECK(!procfs__parse_maps_line(line, &m));
 	/* Not maps lines: empty, cut short, not hexadecimal. */
 	snprintf(line, sizeof(line), "\n");
 	CHECK(!procfs__parse_maps_line(line, &m));

@@ -190,6 +190,44 @@ static void test_mapped_deleted(void)
 	munmap(m, 4);
 }
 
+/* A mapped file's status without opening it: the mapped file's even when
+ * its path holds a FIFO now, and another file's inode is refused. */
+static void test_stat_mapped(void)
+{
+	char p[PATH_MAX];
+	struct targetfile_want w;
+	uint64_t opened;
+	struct stat st;
+	uintptr_t lo;
+	void *m;
+	int fd;
+
+	tpath(p, "statmapped");
+	CHECK(write_file(p, "STAT"));
+	w = want_of(p);
+	fd = open(p, O_RDONLY);
+	CHECK(fd >= 0);
+	m = mmap(NULL, 4, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	CHECK(m != MAP_FAILED);
+	lo = (uintptr_t)m;
+	CHECK(!unlink(p) && !mkfifo(p, 0644));
+	opened = targetfile__stats()->opened;
+	if (geteuid() == 0) {
+		CHECK(targetfile__stat_mapped(getpid(), lo,
+					      lo + sysconf(_SC_PAGESIZE), w.dev,
+					      w.ino, &st) == 0);
+		CHECK(st.st_ino == w.ino && st.st_size == 4);
+		CHECK(targetfile__stat_mapped(getpid(), lo,
+					      lo + sysconf(_SC_PAGESIZE), w.dev,
+					      w.ino + 1, &st) == -ESTALE);
+	}
+	CHECK(targetfile__stats()->opened == opened);
+	CHECK(targetfile__stat_mapped(getpid(), lo, lo, w.dev, w.ino, &st) ==
+	      -EINVAL);
+	munmap(m, 4);
+}
+
 /* ---- elfimage ---- */
 
 static int copy_of(const char *src, const char *dst, off_t len)
@@ -312,6 +350,7 @@ int main(void)
 	RUN(test_replaced_refused);
 	RUN(test_rooted);
 	RUN(test_mapped_deleted);
+	RUN(test_stat_mapped);
 	RUN(test_image_cfi);
 	RUN(test_image_bad);
 	check_remove_dir(tmpdir);

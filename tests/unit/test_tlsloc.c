@@ -4,6 +4,8 @@
  * way the BPF program will (fsbase + tpoff, or through the DTV), must land
  * on that address and read the value set. */
 #include "check.h"
+#include "proc/procfs.h"
+#include "proc/targetfile.h"
 #include "proc/tlsloc.h"
 
 #include <errno.h>
@@ -727,6 +729,88 @@ static void test_not_found(void)
 	CHECK(e3 == -EINVAL);
 }
 
+/* Counts the mappings a walk shows (tlsloc_maps_fn). */
+static void count_map(const struct procfs_map *m, void *arg)
+{
+	(void)m;
+	++*(size_t *)arg;
+}
+
+static int count_line(const struct procfs_map *m, void *arg)
+{
+	count_map(m, arg);
+	return 0;
+}
+
+/* Several symbols in one walk: each gets what tlsloc__find gives it, and
+ * files known not to define any of them are not even opened. */
+static void test_find_all(void)
+{
+	struct tp_tls_loc l1, l2, one;
+	char m1[PATH_MAX], want[PATH_MAX];
+	struct tlsloc_query q[2] = {
+		{ "tagprof_no_such_tls", &l2, NULL, 0, 0 },
+		{ VAR, &l1, m1, sizeof(m1), 0 },
+	};
+	size_t seen = 0, lines = 0;
+	uint64_t opened;
+	struct child c;
+
+	CHECK(child_start(&c, "exe_pie", NULL, NULL));
+	CHECK(tlsloc__find_all(c.pid, q, 2, count_map, &seen, NULL) == 0);
+	CHECK(procfs__read_maps(c.pid, count_line, &lines) == 0);
+	CHECK(tlsloc__find(c.pid, VAR, &one, NULL, 0) == 0);
+	CHECK(q[0].err == -ENOENT && q[1].err == 0);
+	CHECK(!memcmp(&l1, &one, sizeof(one)) && loc_matches(&c, &l1));
+	child_stop(&c);
+	tpath(want, "exe_pie");
+	CHECK(!strcmp(m1, want));
+	/* The callback saw every mapping, not only up to the definer. */
+	CHECK(seen > 0 && seen == lines);
+	/* Another process of the same files: the libraries and the program
+	 * are known not to define the missing symbol, and not opened. */
+	CHECK(child_start(&c, "exe_pie", NULL, NULL));
+	opened = targetfile__stats()->opened;
+	CHECK(tlsloc__find(c.pid, "tagprof_no_such_tls", &l2, NULL, 0) ==
+	      -ENOENT);
+	CHECK(targetfile__stats()->opened == opened);
+	child_stop(&c);
+	CHECK(tlsloc__find_all(1, q, 0, NULL, NULL, NULL) == -EINVAL);
+	CHECK(tlsloc__find_all(1, q, TLSLOC_QUERIES_MAX + 1, NULL, NULL,
+			       NULL) == -EINVAL);
+}
+
+/* A process looked at again passes by the modules its last look found
+ * without the symbol, even one changed on disk since (its status is not
+ * even read); without the memo, that one is opened again. */
+static void test_find_memo(void)
+{
+	static const char plain_src[] =
+		"static void *slot;\n"
+		"void **tl_get(void) { return &slot; }\n";
+	char lib[PATH_MAX], src[PATH_MAX];
+	struct tlsloc_memo memo = { 0 };
+	struct tp_tls_loc loc;
+	struct tlsloc_query q = { VAR, &loc, NULL, 0, 0 };
+	uint64_t opened;
+	struct child c;
+
+	tpath(lib, "libmemo.so");
+	tpath(src, "plain.c");
+	CHECK(write_src("plain.c", plain_src));
+	CHECK(sh("cc -O2 -fPIC -shared -o '%s' '%s'", lib, src));
+	CHECK(child_start(&c, "use_dlopen", lib, NULL));
+	CHECK(tlsloc__find_all(c.pid, &q, 1, NULL, NULL, &memo) == 0);
+	CHECK(q.err == -ENOENT && memo.n >= 3);	/* program, lib, libc... */
+	CHECK(sh("touch -d '2001-01-01' '%s'", lib));
+	opened = targetfile__stats()->opened;
+	CHECK(tlsloc__find_all(c.pid, &q, 1, NULL, NULL, &memo) == 0);
+	CHECK(q.err == -ENOENT && targetfile__stats()->opened == opened);
+	CHECK(tlsloc__find_all(c.pid, &q, 1, NULL, NULL, NULL) == 0);
+	CHECK(q.err == -ENOENT && targetfile__stats()->opened == opened + 1);
+	child_stop(&c);
+}
+
 /* Reads custom_labels_abi_version (a u32, 1) from a running program. */
 static bool read_abi(const char *prog, int *errs)
 {
@@ -820,6 +904,8 @@ int main(void)
 		SKIP(test_deleted_lib, why);
 		SKIP(test_rewritten_in_place, why);
 		SKIP(test_not_found, why);
+		SKIP(test_find_all, why);
+		SKIP(test_find_memo, why);
 		SKIP(test_read_symbol, why);
 	} else {
 		RUN(test_local_exec_nopie);
@@ -839,6 +925,8 @@ int main(void)
 		RUN(test_deleted_lib);
 		RUN(test_rewritten_in_place);
 		RUN(test_not_found);
+		RUN(test_find_all);
+		RUN(test_find_memo);
 		RUN(test_read_symbol);
 	}
 	RUN(test_bad_args);
