@@ -155,8 +155,10 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 		return 0;
 	if (cfg && cfg->unwind == TP_PROC_UNWIND_COPY)
 		return TP_USTACK_REGS;
-	every = bpf_ktime_get_boot_ns() - start_ns < YOUNG_NS ?
-			PROBE_EVERY_YOUNG : PROBE_EVERY;
+	every = bpf_ktime_get_boot_ns() - start_ns < TP_YOUNG_NS ?
+			probe_every_young : TP_PROBE_EVERY;
+	if (!every)		/* cannot happen: the agent sets it >= 1 */
+		return 0;
 	return bpf_get_prandom_u32() % every == 0 ?
 		       TP_USTACK_REGS | TP_USTACK_PROBE : 0;
 }

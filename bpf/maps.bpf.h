@@ -17,6 +17,7 @@ const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;	/* per CPU */
 const volatile __u64 ring_wakeup_ns = 1000000000;	/* records wake the reader at most this often */
 const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
 const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
+const volatile __u32 probe_every_young = 8;	/* ustack.bpf.h; by the rate */
 /* The frame-pointer walk of ustack.bpf.h runs in bpf_loop (5.17+); where
  * the kernel lacks it, bpf_get_stack walks the user stack. */
 const volatile bool fp_walk = false;

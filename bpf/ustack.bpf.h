@@ -11,13 +11,12 @@
 #include "stackid.bpf.h"
 
 /* `auto` copies the stacks of processes the agent marked, plus one sample
- * in PROBE_EVERY of the others (one in PROBE_EVERY_YOUNG for processes
- * started less than YOUNG_NS ago, so that a short program is classified
+ * in TP_PROBE_EVERY of the others (one in probe_every_young for processes
+ * started less than TP_YOUNG_NS ago, so that a short program is classified
  * within its first samples): the agent compares CFI with the frame
- * pointers on those and marks a process when CFI finds frames they miss. */
-#define PROBE_EVERY		64
-#define PROBE_EVERY_YOUNG	8
-#define YOUNG_NS		(2ull * 1000 * 1000 * 1000)
+ * pointers on those and marks a process when CFI finds frames they miss.
+ * The constants are in sample_event.h: the agent sets probe_every_young
+ * by the sampling rate. */
 
 #if defined(__TARGET_ARCH_x86)
 #define HAVE_USTACK 1

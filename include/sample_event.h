@@ -90,6 +90,15 @@ enum tp_unwind_mode {
 	TP_UNWIND_DWARF = 2,	/* stack copy and CFI for every sample */
 };
 
+/* `auto` probes (bpf/ustack.bpf.h): one sample in TP_PROBE_EVERY of a
+ * process copies its stack; during its first TP_YOUNG_NS, enough for about
+ * TP_YOUNG_PROBES probes at the sampling rate (one in 8 where the rate is
+ * not known), so that a short program is classified at any rate without
+ * probing a fast one hundreds of times. */
+#define TP_PROBE_EVERY		64
+#define TP_YOUNG_NS		(2ull * 1000 * 1000 * 1000)
+#define TP_YOUNG_PROBES		4
+
 /* tp_proc_cfg.unwind: set by the agent in `auto` mode. */
 enum tp_proc_unwind {
 	TP_PROC_UNWIND_DEFAULT = 0,	/* frame pointers, and an occasional probe */

@@ -244,6 +244,19 @@ static void lazy_maps(struct sample_bpf *skel)
 						 BPF_F_NO_PREALLOC);
 }
 
+/* One sample in how many of a young process is an `auto` probe: about
+ * TP_YOUNG_PROBES in its first TP_YOUNG_NS at the sampling rate, never
+ * fewer than a grown-up process gets; one in 8 at an unknown rate (-c). */
+static __u32 probe_every_young(const struct sampler_opts *o)
+{
+	uint64_t every;
+
+	if (o->use_period || !o->freq)
+		return 8;
+	every = o->freq * (TP_YOUNG_NS / 1000000000ull) / TP_YOUNG_PROBES;
+	return every < 1 ? 1 : every > TP_PROBE_EVERY ? TP_PROBE_EVERY : every;
+}
+
 /* A secret seed for the stack ids: false if the kernel has no randomness
  * to give, and then ids are not used. */
 static bool stack_seed(volatile __u64 *seed)
@@ -284,6 +297,7 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->unwind_mode = o->unwind_mode;
 	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
 							TP_STACK_DEFAULT;
+	s->skel->rodata->probe_every_young = probe_every_young(o);
 	has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
 					   BPF_FUNC_loop, NULL) == 1;
 	s->skel->rodata->fp_walk = has_loop && o->fp_walk;

@@ -1052,8 +1052,11 @@ static int gzip(const uint8_t *in, size_t inlen, uint8_t **out, size_t *len)
 
 	memset(&zs, 0, sizeof(zs));
 	deflate_fit(inlen, &wbits, &mem_level);
-	/* windowBits + 16: gzip wrapper, which is what pprof expects. */
-	zret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, wbits + 16,
+	/* windowBits + 16: gzip wrapper, which is what pprof expects. The
+	 * fastest level, as Go's runtime/pprof writes its profiles: level 6
+	 * cost the agent a third more deflate time for files about 5%
+	 * smaller. */
+	zret = deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, wbits + 16,
 			    mem_level, Z_DEFAULT_STRATEGY);
 	if (zret != Z_OK)
 		return zret == Z_MEM_ERROR ? -ENOMEM : -EIO;

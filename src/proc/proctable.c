@@ -20,7 +20,14 @@
 #include "util/hashmap.h"
 #include "util/sortedrange.h"
 
-#define RELOAD_INTERVAL_NS (200ull * 1000 * 1000)
+/* An address outside every known mapping reads the maps again: a library
+ * may have been loaded since. Not more often than RELOAD_MIN_NS, and while
+ * reads keep finding nothing at such addresses (the frame-pointer chain of
+ * code built without frame pointers is full of them), half as often each
+ * time, down to once in RELOAD_MAX_NS: reading a process's maps is a few
+ * hundred microseconds of system calls, not to be spent per sample. */
+#define RELOAD_MIN_NS (200ull * 1000 * 1000)
+#define RELOAD_MAX_NS (3200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
 /* Shares of the memory bound (the agent's --max-memory): all perf maps
  * held, and one process's. */
@@ -409,6 +416,11 @@ struct proc_map *proctable__map_at(const struct proc *p, uint64_t addr)
 	return m && addr < m->end ? m : NULL;
 }
 
+static uint64_t reload_interval(const struct proc *p)
+{
+	return p->reload_ns ? p->reload_ns : RELOAD_MIN_NS;
+}
+
 struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 				 uint64_t addr)
 {
@@ -417,12 +429,17 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 	if (p->stale)
 		return NULL;
 	m = proctable__map_at(p, addr);
-	if (m || clock__mono_ns() - p->loaded_ns < RELOAD_INTERVAL_NS)
+	if (m || clock__mono_ns() - p->loaded_ns < reload_interval(p))
 		return m;
 	t->stats.maps_reloads++;
 	if (load_maps(t, p))
 		return NULL;
-	return proctable__map_at(p, addr);
+	m = proctable__map_at(p, addr);
+	/* Found: the process did map more; not found: back off. */
+	p->reload_ns = m ? RELOAD_MIN_NS : reload_interval(p) * 2;
+	if (p->reload_ns > RELOAD_MAX_NS)
+		p->reload_ns = RELOAD_MAX_NS;
+	return m;
 }
 
 struct symfile *proctable__map_symfile(struct proctable *t,

@@ -54,6 +54,8 @@ struct proc {
 	size_t nmaps;
 	bool stale;		/* /proc says another process now owns the pid */
 	uint64_t loaded_ns;	/* when maps were last read */
+	uint64_t reload_ns;	/* how long after that an unmapped address
+				 * may read them again (proctable.c) */
 	uint64_t maps_ver;	/* changes with every read of the maps, and
 				 * is never reused by another process: an
 				 * address means the same while it holds */

@@ -2,7 +2,8 @@
  * sample.
  *
  * BPF copies the stacks of processes marked here, and of one sample in 64
- * of the others (one in 8 in a process's first 2 s): those probes compare
+ * of the others (more in a process's first 2 s: TP_YOUNG_PROBES in
+ * sample_event.h): those probes compare
  * CFI with the frame pointers. CFI "helps" when it finds frames the
  * frame-pointer chain lacks: more than TAIL_SLACK frames past their common
  * prefix (on glibc, a sound frame-pointer chain stops below

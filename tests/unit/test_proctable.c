@@ -136,6 +136,45 @@ static void test_find_map(void)
 	proctable__free(t);
 }
 
+/* Addresses nothing maps read the maps again half as often each time a
+ * read finds none of them, and as often as before once one finds such an
+ * address mapped. */
+static void test_reload_backoff(void)
+{
+	const struct proctable_stats *st;
+	struct proctable *t = new_table(&st);
+	struct timespec wait = { 0, 250 * 1000 * 1000 };
+	struct proc *p;
+	void *jit;
+
+	CHECK(t);
+	p = proctable__get(t, getpid(), 0, "comm");
+	CHECK(p && proctable__find_map(t, p, ADDR(pt_here)));
+	nanosleep(&wait, NULL);
+	CHECK(!proctable__find_map(t, p, 0x1000));	/* read: nothing */
+	CHECK(st->maps_reloads == 1);
+	nanosleep(&wait, NULL);
+	/* 250 ms later: within the 400 ms it now waits. */
+	CHECK(!proctable__find_map(t, p, 0x1000));
+	CHECK(st->maps_reloads == 1);
+	nanosleep(&wait, NULL);
+	CHECK(!proctable__find_map(t, p, 0x1000));	/* 500 ms: read */
+	CHECK(st->maps_reloads == 2);
+	/* Now 800 ms; a mapping made meanwhile is found at the next read,
+	 * and the wait is back to 200 ms. */
+	jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(jit != MAP_FAILED);
+	nanosleep(&(struct timespec){ 0, 850 * 1000 * 1000 }, NULL);
+	CHECK(proctable__find_map(t, p, ADDR(jit)));
+	CHECK(st->maps_reloads == 3);
+	nanosleep(&wait, NULL);
+	CHECK(!proctable__find_map(t, p, 0x1000));
+	CHECK(st->maps_reloads == 4);
+	munmap(jit, 4096);
+	proctable__free(t);
+}
+
 /* A pid whose /proc entry started at another time than the sample says
  * belongs to a newer process: its entry is stale, with no maps, and the
  * right start time gets an entry of its own. */
@@ -297,6 +336,7 @@ int main(void)
 {
 	RUN(test_self_and_child);
 	RUN(test_find_map);
+	RUN(test_reload_backoff);
 	RUN(test_pid_reuse);
 	RUN(test_forget_sweep);
 	RUN(test_map_symfile);
