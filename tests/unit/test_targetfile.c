@@ -153,6 +153,29 @@ static void test_rooted(void)
 	CHECK(targetfile__open("relative/path", NULL, NULL) == -EINVAL);
 }
 
+/* Maps the 4-byte file p holding text, then puts a FIFO at its path: the
+ * mapping (MAP_FAILED on failure) and the file's identity in *w. */
+static void *map_then_fifo(const char *p, const char *text,
+			   struct targetfile_want *w)
+{
+	void *m;
+	int fd;
+
+	if (!write_file(p, text))
+		return MAP_FAILED;
+	*w = want_of(p);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return MAP_FAILED;
+	m = mmap(NULL, 4, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m != MAP_FAILED && (unlink(p) || mkfifo(p, 0644))) {
+		munmap(m, 4);
+		return MAP_FAILED;
+	}
+	return m;
+}
+
 /* The mapped file is found even when deleted and replaced at its path by a
  * FIFO, through /proc/PID/map_files (root here). */
 static void test_mapped_deleted(void)
@@ -164,14 +187,8 @@ static void test_mapped_deleted(void)
 	int fd;
 
 	tpath(p, "mapped");
-	CHECK(write_file(p, "MAPD"));
-	w = want_of(p);
-	fd = open(p, O_RDONLY);
-	CHECK(fd >= 0);
-	m = mmap(NULL, 4, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
+	m = map_then_fifo(p, "MAPD", &w);
 	CHECK(m != MAP_FAILED);
-	CHECK(!unlink(p) && !mkfifo(p, 0644));
 	snprintf(del, sizeof(del), "%s (deleted)", p);
 	CHECK(!mkfifo(del, 0644));
 	alarm(5);
@@ -200,18 +217,11 @@ static void test_stat_mapped(void)
 	struct stat st;
 	uintptr_t lo;
 	void *m;
-	int fd;
 
 	tpath(p, "statmapped");
-	CHECK(write_file(p, "STAT"));
-	w = want_of(p);
-	fd = open(p, O_RDONLY);
-	CHECK(fd >= 0);
-	m = mmap(NULL, 4, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
+	m = map_then_fifo(p, "STAT", &w);
 	CHECK(m != MAP_FAILED);
 	lo = (uintptr_t)m;
-	CHECK(!unlink(p) && !mkfifo(p, 0644));
 	opened = targetfile__stats()->opened;
 	if (geteuid() == 0) {
 		CHECK(targetfile__stat_mapped(getpid(), lo,
