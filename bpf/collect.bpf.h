@@ -49,22 +49,24 @@ static __always_inline __u64 origin_period(void *ctx,
  * a busy CPU, and one per exec or exit on an idle host: wake it for the
  * first record ring_wakeup_ns after the last wake-up, so that it sleeps
  * while nothing happens and still resolves samples within about that long
- * (while their processes live); and once this CPU has written
- * ring_wakeup_bytes (a quarter of the buffer, over the CPUs) since it last
- * woke it, so that a full buffer never waits for the clock. The bytes are
- * counted per CPU (*unwoken; NULL: not counted) rather than asked of the
- * ring buffer, whose positions live on cache lines every CPU and the
- * reader write. now: bpf_ktime_get_ns(). Racing CPUs may both wake it:
- * harmless. */
+ * (while their processes live); and once a quarter of the buffer waits,
+ * so that a full buffer never waits for the clock. The buffer is asked how
+ * much waits only after this CPU wrote ring_check_bytes more (*unwoken;
+ * NULL: not counted), not for every record: its positions live on cache
+ * lines every CPU and the reader write. now: bpf_ktime_get_ns(). Racing
+ * CPUs may both wake it: harmless. */
 static __always_inline __u64 wakeup_flag(__u64 now, __u64 *unwoken,
 					 __u64 bytes)
 {
 	if (unwoken) {
 		*unwoken += bytes;
-		if (*unwoken > ring_wakeup_bytes) {
+		if (*unwoken > ring_check_bytes) {
 			*unwoken = 0;
-			last_wakeup_ns = now;
-			return BPF_RB_FORCE_WAKEUP;
+			if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >
+			    ring_wakeup_bytes) {
+				last_wakeup_ns = now;
+				return BPF_RB_FORCE_WAKEUP;
+			}
 		}
 	}
 	if (now - last_wakeup_ns < ring_wakeup_ns)

@@ -13,7 +13,8 @@ const volatile bool filter_cgroup = false;	/* only tasks under cgroups[0] */
 const volatile bool include_idle = false;	/* keep pid 0 (the idle task) */
 const volatile bool filter_label = false;	/* --label: only matching contexts */
 const volatile bool filter_tag = false;		/* --tag: only matching tags */
-const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;	/* per CPU */
+const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
+const volatile __u64 ring_check_bytes = TP_RINGBUF_BYTES / 8;	/* per CPU */
 const volatile __u64 ring_wakeup_ns = 1000000000;	/* records wake the reader at most this often */
 const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
 const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
@@ -87,7 +88,7 @@ struct scratch {
 	__u64 frames[2 * TP_MAX_FRAMES];
 	struct tp_uregs uregs;
 	__u8 ustack[TP_STACK_MAX];
-	/* not sent: this CPU's bytes since it last woke the reader */
+	/* not sent: this CPU's bytes since it last asked how much waits */
 	__u64 unwoken;
 	__u64 size;		/* the record's (collect_sample) */
 };

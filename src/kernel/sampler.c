@@ -292,8 +292,10 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->filter_tag = o->filter_tag;
 	s->ring_size = ring_bytes(o, s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.events, s->ring_size);
-	/* A quarter of the buffer, shared out over the CPUs that fill it. */
-	s->skel->rodata->ring_wakeup_bytes = s->ring_size / 4 / s->ncpus;
+	/* Wake the reader once a quarter waits; each CPU looks after writing
+	 * its share of a quarter. */
+	s->skel->rodata->ring_wakeup_bytes = s->ring_size / 4;
+	s->skel->rodata->ring_check_bytes = s->ring_size / 4 / s->ncpus;
 	s->skel->rodata->unwind_mode = o->unwind_mode;
 	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
 							TP_STACK_DEFAULT;
