@@ -23,6 +23,7 @@
 #include "proc/procfs.h"
 #include "proc/targetfile.h"
 #include "proc/tlsloc.h"
+#include "util/hashmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -242,11 +243,7 @@ static struct tlsloc__absent tlsloc__absent[TLSLOC_ABSENT_SLOTS];
 
 static uint64_t tlsloc__symbol_key(const char *name, bool tls)
 {
-	uint64_t h = 0xcbf29ce484222325ull;	/* FNV-1a */
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 0x100000001b3ull;
-	return h ^ tls;
+	return hashmap__hash(name, strlen(name)) ^ tls;
 }
 
 static struct tlsloc__absent tlsloc__absent_key(const struct stat *st,
@@ -895,12 +892,9 @@ struct tlsloc__find_arg {
 
 static uint64_t tlsloc__memo_key(const struct tlsloc__mod *mod)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
 	const uint64_t v[4] = { mod->dev, mod->ino, mod->lo, mod->first_end };
 
-	for (size_t i = 0; i < 4; i++)
-		h = (h ^ v[i]) * 0x100000001b3ull;
-	return h | 1;	/* never 0 */
+	return hashmap__hash(v, sizeof(v)) | 1;	/* never 0 */
 }
 
 static bool tlsloc__memo_has(const struct tlsloc_memo *m, uint64_t key)
