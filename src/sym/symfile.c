@@ -145,10 +145,16 @@ int symcache__set_debuginfod(struct symcache *c, const char *urls, char *err,
 	return c->fetch ? 0 : -1;
 }
 
+/* What sf's symbol tables hold: its binary's and its debug file's. */
+static uint64_t sym_bytes_of(const struct symfile *sf)
+{
+	return elfsym__bytes(sf->bin) + elfsym__bytes(sf->dbg);
+}
+
 /* sf's symbols changed: its count, and the unused files' if it is one. */
 static void recount_bytes(struct symcache *c, struct symfile *sf)
 {
-	uint64_t bytes = elfsym__bytes(sf->bin) + elfsym__bytes(sf->dbg);
+	uint64_t bytes = sym_bytes_of(sf);
 
 	if (!sf->refs)
 		c->idle_bytes = c->idle_bytes - sf->sym_bytes + bytes;
@@ -246,7 +252,7 @@ static struct symfile *symfile_load(struct symcache *c,
 		c->st->symbols_over_budget++;
 	/* Counted here, not by recount_bytes: refs is 0 until it is in the
 	 * cache, but the file is not an unused one. */
-	sf->sym_bytes = elfsym__bytes(sf->bin) + elfsym__bytes(sf->dbg);
+	sf->sym_bytes = sym_bytes_of(sf);
 	c->st->files++;
 	return sf;
 fail:
