@@ -11,6 +11,7 @@
 #include "context.bpf.h"
 #include "tag.bpf.h"
 #include "ustack.bpf.h"
+#include "cfiwalk.bpf.h"
 #include "stackid.bpf.h"
 #include "stages.bpf.h"
 
@@ -105,13 +106,34 @@ static __always_inline __u32 frames_of(long bytes)
  * scalars come back: a pointer kept past here (the window, say) would make
  * the verifier check the rest of the program once per kind of walk. */
 static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
-					 struct task_struct *task, __u64 *frames,
+					 struct task_struct *task,
+					 const struct tp_proc_cfg *cfg,
+					 struct tp_stats *st, __u64 *frames,
 					 struct tp_sample *hdr, __u64 *h)
 {
 	__u32 n;
 #if HAVE_USTACK
 	__u32 zero = 0;
 	struct fp_window *w;
+#if HAVE_CFIWALK
+	const struct tp_cfi_proc *p;
+
+	/* `auto` marked the process for CFI and its tables are loaded (for
+	 * this process, not an earlier one of its pid). */
+	if (unwind_mode == TP_UNWIND_AUTO && fp_walk && cfg &&
+	    cfg->unwind == TP_PROC_UNWIND_CFI && no_uretprobe(task)) {
+		p = bpf_map_lookup_elem(&cfi_procs, &hdr->pid);
+		w = bpf_map_lookup_elem(&fpwin_map, &zero);
+		if (p && w && p->start_ns == hdr->start_ns) {
+			n = walk_user_cfi(regs, frames, w, p, st);
+			if (n) {
+				*h = w->hash;
+				hdr->ustack_flags = TP_USTACK_CFI;
+				return n;
+			}
+		}
+	}
+#endif
 
 	if (fp_walk && fp_walk_ok(regs, task)) {
 		w = bpf_map_lookup_elem(&fpwin_map, &zero);
@@ -189,7 +211,10 @@ static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 				  &is_short);
 		if (len >= sizeof(__u64)) {
 			s->hdr.sp_word = *(__u64 *)(r + 1);
-			s->hdr.ustack_flags = TP_USTACK_SP_WORD | copy |
+			/* a CFI walk's flag stays: the copy checks it */
+			s->hdr.ustack_flags = (s->hdr.ustack_flags &
+					       TP_USTACK_CFI) |
+					      TP_USTACK_SP_WORD | copy |
 					      (is_short ? TP_USTACK_SHORT : 0);
 			s->hdr.stack_size = len;
 			stat_inc(st, ustack_copied);
@@ -285,7 +310,8 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	nu = 0;
 	s->hdr.ustack_flags = 0;
 	if (has_mm) {
-		nu = user_frames(ctx, regs, task, frames, &s->hdr, &h);
+		nu = user_frames(ctx, regs, task, cfg, st, frames, &s->hdr,
+				 &h);
 		if (!nu)
 			stat_inc(st, no_user_stack);
 	}

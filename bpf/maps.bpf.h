@@ -116,6 +116,12 @@ struct fp_window {
 	__u32 ended;		/* a page could not be read: read no more */
 	__u32 pad;
 	__u64 hash;		/* the frames so far, folded (stackid.bpf.h) */
+	/* The CFI walk's registers besides fp (its rbp), cfiwalk.bpf.h. */
+	__u64 pc, sp;
+	__u32 cflags;		/* CFI_BP_KNOWN, CFI_EXACT */
+	__u32 hint;		/* the mapping the last frame was in */
+	__u32 why;		/* how the CFI walk ended (enum cfi_end) */
+	__u32 pad2;
 	__u8 b[FP_WIN + 16];
 };
 
@@ -141,6 +147,41 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sent_stacks);
 } sent_map SEC(".maps");
+
+/* The CFI tables (sample_event.h, struct tp_cfi_row and its kin),
+ * written by the agent through mappings of the arrays; one entry each
+ * where the mode never walks by CFI (the agent sets the sizes). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TP_CFI_ROWS);
+	__type(key, __u32);
+	__type(value, struct tp_cfi_row);
+} cfi_rows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TP_CFI_PAGES);
+	__type(key, __u32);
+	__type(value, __u64);	/* an array's values are 8 bytes apart */
+} cfi_pages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TP_CFI_BINS);
+	__type(key, __u32);
+	__type(value, struct tp_cfi_bin);
+} cfi_bins SEC(".maps");
+
+/* The executable mappings of each process the agent marked for CFI. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TP_CFI_PROCS);
+	__type(key, __u32);
+	__type(value, struct tp_cfi_proc);
+} cfi_procs SEC(".maps");
 
 /* Per process, written by the agent: where its thread context lives, the
  * --label and --tag filters, and how its user stacks are walked. */

@@ -105,6 +105,14 @@ static __always_inline __u32 read_ustack(__u64 sp, __u8 *dst, __u32 want,
  * TP_MAX_FRAMES (the same unless that setting was lowered). */
 #define USER64_CS	0x33	/* __USER_CS: a 64-bit user task */
 
+/* No uretprobe is pending: the stack holds the real return addresses,
+ * not the kernel's trampoline, which it puts back in bpf_get_stack's. */
+static __always_inline bool no_uretprobe(struct task_struct *task)
+{
+	return !bpf_core_field_exists(task->utask) ||
+	       !BPF_CORE_READ(task, utask, return_instances);
+}
+
 /* Whether walk_user_fp gives what bpf_get_stack would: the sample
  * interrupted a 64-bit task in user mode (else the kernel walks the saved
  * registers, or the 32-bit way), and no uretprobe is pending (the kernel
@@ -112,12 +120,7 @@ static __always_inline __u32 read_ustack(__u64 sp, __u8 *dst, __u32 want,
 static __always_inline bool fp_walk_ok(bpf_user_pt_regs_t *regs,
 				       struct task_struct *task)
 {
-	if (CTX_REG(regs, cs) != USER64_CS)
-		return false;
-	if (bpf_core_field_exists(task->utask) &&
-	    BPF_CORE_READ(task, utask, return_instances))
-		return false;
-	return true;
+	return CTX_REG(regs, cs) == USER64_CS && no_uretprobe(task);
 }
 
 /* bpf_loop's callback context for one walk. */

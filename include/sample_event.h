@@ -74,6 +74,9 @@ enum tp_ustack_flags {
 	TP_USTACK_PROBE = 4,	/* copied as an `auto` probe, not because the
 				   process is marked (or the mode is dwarf) */
 	TP_USTACK_SHORT = 8,	/* the stack ended before the requested size */
+	TP_USTACK_CFI = 16,	/* the user frames were walked by CFI in the
+				   kernel (bpf/cfiwalk.bpf.h), not by frame
+				   pointers: no leaf to repair */
 };
 
 /* The user registers CFI unwinding starts from (x86-64): the interrupted
@@ -103,6 +106,79 @@ enum tp_unwind_mode {
 enum tp_proc_unwind {
 	TP_PROC_UNWIND_DEFAULT = 0,	/* frame pointers, and an occasional probe */
 	TP_PROC_UNWIND_COPY = 1,	/* copy the stack on every sample */
+	TP_PROC_UNWIND_CFI = 2,		/* walk it by CFI tables in the kernel */
+};
+
+/* CFI tables in the kernel (bpf/cfiwalk.bpf.h, built by
+ * src/unwind/cfitable.c, loaded by src/capture/cfiload.c). A binary's
+ * table is a sorted run of rows, each the unwind rule from its pc up to the
+ * next row's, and a page index: for each 4 KiB page of the table's range,
+ * the row in force at the page's start, so that a lookup searches only the
+ * rows of one page. The bounds are the memory the kernel holds for them:
+ * TP_CFI_ROWS * 8 + TP_CFI_PAGES * 8 + TP_CFI_BINS * 16 bytes (10 MiB), and
+ * at most TP_CFI_PROCS processes of TP_CFI_MAPS mappings (4 KiB each),
+ * allocated as processes are marked. */
+#define TP_CFI_ROWS		(1u << 20)	/* rows of all tables */
+#define TP_CFI_PAGES		(1u << 18)	/* page index entries */
+#define TP_CFI_BINS		4096		/* tables */
+#define TP_CFI_PROCS		1024		/* processes walked by CFI */
+#define TP_CFI_MAPS		127		/* executable mappings each */
+#define TP_CFI_PAGE_ROWS	1024		/* rows a page's search covers */
+#define TP_CFI_NO_TABLE		0xffffffffu	/* tp_cfi_map.bin: no CFI */
+
+/* tp_cfi_row.kind, low 4 bits: how the CFA (the caller's stack pointer) is
+ * found; the return address is at CFA - 8 in every kind that has one. */
+enum tp_cfi_kind {
+	TP_CFI_NONE = 0,	/* no CFI covers the pc: frame pointers */
+	TP_CFI_RSP = 1,		/* CFA = rsp + 8 * cfa */
+	TP_CFI_RBP = 2,		/* CFA = rbp + 8 * cfa */
+	TP_CFI_PLT = 3,		/* a PLT stub: CFA = rsp + 8 * cfa, plus 8
+				   where (pc & 15) >= bp (the push ran) */
+	TP_CFI_SIGNAL = 4,	/* a signal trampoline: the caller's
+				   registers are in the signal frame at rsp */
+	TP_CFI_END = 5,		/* the outermost frame: no caller */
+	TP_CFI_UNSUPPORTED = 6,	/* a rule the walk cannot follow */
+};
+/* tp_cfi_row.kind, bits 4-5: how the caller's rbp is found. */
+enum tp_cfi_bp {
+	TP_CFI_BP_SAME = 0 << 4,	/* unchanged */
+	TP_CFI_BP_AT = 1 << 4,		/* saved at CFA + 8 * bp */
+	TP_CFI_BP_UNDEF = 2 << 4,	/* lost */
+};
+#define TP_CFI_KIND(k)	((k) & 15)
+#define TP_CFI_BP(k)	((k) & (3 << 4))
+
+struct tp_cfi_row {
+	__u32 pc;	/* offset from the table's base */
+	__u8 kind;	/* enum tp_cfi_kind | enum tp_cfi_bp */
+	__s8 bp;
+	__u16 cfa;
+};
+_Static_assert(sizeof(struct tp_cfi_row) == 8, "tp_cfi_row layout");
+
+/* A table: rows [row, row + nrows) of the rows map, pages [page, page +
+ * npages] of the page index (npages + 1 entries, each a row index relative
+ * to row). */
+struct tp_cfi_bin {
+	__u32 row, nrows;
+	__u32 page, npages;
+};
+
+/* One executable mapping of a process: the table that covers it and where
+ * the table's offset 0 lies in the process. */
+struct tp_cfi_map {
+	__u64 start, end;
+	__u64 base;
+	__u32 bin;	/* TP_CFI_NO_TABLE: walk by frame pointers */
+	__u32 pad;
+};
+
+/* A process's executable mappings, sorted by start. */
+struct tp_cfi_proc {
+	__u32 n;
+	__u32 pad;
+	__u64 start_ns;		/* the process's (tp_sample.start_ns) */
+	struct tp_cfi_map m[TP_CFI_MAPS];
 };
 
 /* Process lifecycle events, so the agent drops stale maps at once. */
@@ -221,13 +297,22 @@ enum tp_ctx_kind {
 	/* stack or saved registers unreadable */			\
 	X(ustack_failed, "copies failed")				\
 	/* frames not sent: the agent has them under the id sent */	\
-	X(stack_seen, "stacks sent as an id")
+	X(stack_seen, "stacks sent as an id")				\
+	/* user stacks walked by CFI in the kernel, and how each ended */ \
+	X(cfi_walks, "stacks walked by kernel CFI")			\
+	X(cfi_end, "reached the outermost frame")			\
+	X(cfi_fp_frames, "frames without CFI, by frame pointers")	\
+	X(cfi_no_map, "ended at a pc no table mapping holds")		\
+	X(cfi_unsupported, "ended at a rule the kernel walk lacks")	\
+	X(cfi_unreadable, "ended at unreadable stack memory")		\
+	X(cfi_bad_frame, "ended at a frame that went down the stack")	\
+	X(cfi_depth, "cut at the frame cap")
 
 #define TP_STATS_FIELD(field, text)	__u64 field;
 struct tp_stats {
 	TP_STATS_COUNTERS(TP_STATS_FIELD)
 };
 #undef TP_STATS_FIELD
-_Static_assert(sizeof(struct tp_stats) == 160, "tp_stats layout");
+_Static_assert(sizeof(struct tp_stats) == 224, "tp_stats layout");
 
 #endif

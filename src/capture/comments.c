@@ -196,6 +196,27 @@ static const struct counter_ref unwind_refs[] = {
 };
 LINE(unwind);
 
+/* The kernel's CFI walk: this window's walks and how they ended (BPF),
+ * and the agent's tables and checks since the start. */
+static const struct counter_ref kernel_cfi_refs[] = {
+	COUNTER(TP, cfi_walks),
+	COUNTER_SUB(TP, cfi_end),
+	COUNTER_SUB(TP, cfi_no_map),
+	COUNTER_SUB(TP, cfi_unsupported),
+	COUNTER_SUB(TP, cfi_unreadable),
+	COUNTER_SUB(TP, cfi_bad_frame),
+	COUNTER_SUB(TP, cfi_depth),
+	COUNTER(TP, cfi_fp_frames),
+	COUNTER_PART("since start", UNWIND, kcfi_procs),
+	COUNTER(UNWIND, kcfi_refused),
+	COUNTER(UNWIND, kcfi_tables),
+	COUNTER(UNWIND, kcfi_no_table),
+	COUNTER(UNWIND, kcfi_stacks),
+	COUNTER_SUB(UNWIND, kcfi_checked),
+	COUNTER_SUB(UNWIND, kcfi_differs),
+};
+LINE(kernel_cfi);
+
 /* ---- the window's problems: what went wrong, each counter on its own
  * ---- */
 
@@ -305,6 +326,16 @@ static const struct counter_ref unwind_summary_refs[] = {
 };
 LINE(unwind_summary);
 
+static const struct counter_ref kernel_cfi_summary_refs[] = {
+	COUNTER(TP, cfi_walks),
+	COUNTER_SUB(TP, cfi_end),
+	COUNTER(UNWIND, kcfi_procs),
+	COUNTER(UNWIND, kcfi_refused),
+	COUNTER(UNWIND, kcfi_checked),
+	COUNTER_SUB(UNWIND, kcfi_differs),
+};
+LINE(kernel_cfi_summary);
+
 #define LINE_LEN	1024	/* the longest line, numbers at 20 digits, fits */
 #define PROBLEMS_LEN	4096	/* the problems line, all of them at 20 */
 
@@ -389,6 +420,7 @@ void comments__window(const struct comments_in *in,
 	snprintf(title, sizeof(title), "unwind %s",
 		 unwind_mode__name(in->unwind));
 	emit_line(&e, title, &unwind);
+	emit_line(&e, "kernel CFI", &kernel_cfi);
 }
 
 uint64_t comments__perfmaps_unread(const struct counter_values *v, char *buf,
@@ -459,6 +491,8 @@ void comments__summary(const struct comments_in *in, FILE *f)
 	snprintf(buf, sizeof(buf), "; %.0f ring-buffer bytes per sample",
 		 cs->samples ? (double)in->ring_bytes / cs->samples : 0.0);
 	summary_line(f, title, &unwind_summary, &in->v, buf);
+	if (counters__sum(&kernel_cfi_summary, &in->v))
+		summary_line(f, "kernel CFI", &kernel_cfi_summary, &in->v, "");
 	if (flt->tag_field)
 		fprintf(f, "tagprof: --tag %s=%s dropped %llu samples\n",
 			flt->tag_field, flt->tag_name,

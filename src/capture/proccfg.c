@@ -9,11 +9,13 @@
 #include "kernel/sampler.h"
 #include "proc/ctxwatch.h"
 #include "sample_event.h"
+#include "capture/cfiload.h"
 #include "unwind/unwind.h"
 #include "util/hashmap.h"
 
 struct proccfg {
 	struct sampler *sampler;	/* NULL: values only held */
+	struct cfiload *cfi;		/* with the sampler */
 	struct hashmap *procs;		/* pid -> struct tp_proc_cfg * */
 	char *label_key, *label_val;	/* --label */
 	char *tag_field, *tag_name;	/* --tag */
@@ -50,6 +52,7 @@ void proccfg__free(struct proccfg *c)
 	if (!c)
 		return;
 	hashmap__free_values(c->procs, free);
+	cfiload__free(c->cfi);
 	free(c->label_key);
 	free(c->label_val);
 	free(c->tag_field);
@@ -72,6 +75,7 @@ void proccfg__attach(struct proccfg *c, struct sampler *s)
 	uint64_t v;
 
 	c->sampler = s;
+	c->cfi = cfiload__new(s);	/* NULL: marked stacks are copied */
 	while (hashmap__next(c->procs, &it, &key, NULL, &v))
 		sampler__write_proc_cfg(s, *(const uint32_t *)key,
 					(const struct tp_proc_cfg *)(uintptr_t)v);
@@ -173,15 +177,15 @@ int proccfg__set_context(void *arg, uint32_t pid,
 	return put(c, pid, &v);
 }
 
-int proccfg__set_unwind(struct proccfg *c, uint32_t pid, bool copy)
+int proccfg__set_unwind(struct proccfg *c, uint32_t pid, int how)
 {
 	static const struct tp_proc_cfg zero;
 	const struct tp_proc_cfg *old = proccfg__get(c, pid);
 	struct tp_proc_cfg v = old ? *old : zero;
 
-	if (!old && !copy)
+	if (!old && how == TP_PROC_UNWIND_DEFAULT)
 		return 0;
-	v.unwind = copy ? TP_PROC_UNWIND_COPY : TP_PROC_UNWIND_DEFAULT;
+	v.unwind = how;
 	/* An entry that only held the mark goes when it is reset, so that
 	 * the map keeps room for the processes that need it. */
 	if (!memcmp(&v, &zero, sizeof(v))) {
@@ -191,13 +195,34 @@ int proccfg__set_unwind(struct proccfg *c, uint32_t pid, bool copy)
 	return put(c, pid, &v);
 }
 
+/* How a marked process's stacks are had: walked by the kernel's CFI
+ * tables where they can be put in the kernel for it, else copied. */
+static int marked_unwind(struct proccfg *c, struct unwinder *u, uint32_t pid)
+{
+	int err;
+
+	if (!c->cfi)
+		return TP_PROC_UNWIND_COPY;
+	err = cfiload__put(c->cfi, u, pid);
+	if (err != -ENOTSUP)
+		unwinder__cfi_result(u, pid, !err);
+	return err ? TP_PROC_UNWIND_COPY : TP_PROC_UNWIND_CFI;
+}
+
 void proccfg__apply_marks(struct proccfg *c, struct unwinder *u)
 {
 	struct unwind_mark m[64];
 	size_t n;
+	int how;
 
 	while ((n = unwinder__take_marks(u, m, 64)))
-		for (size_t i = 0; i < n; i++)
-			if (proccfg__set_unwind(c, m[i].pid, m[i].copy))
+		for (size_t i = 0; i < n; i++) {
+			how = TP_PROC_UNWIND_DEFAULT;
+			if (m[i].copy)
+				how = marked_unwind(c, u, m[i].pid);
+			if (how != TP_PROC_UNWIND_CFI && c->cfi)
+				cfiload__drop(c->cfi, m[i].pid);
+			if (proccfg__set_unwind(c, m[i].pid, how))
 				unwinder__mark_refused(u, m[i].pid, m[i].copy);
+		}
 }

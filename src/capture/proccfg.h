@@ -36,12 +36,15 @@ void proccfg__free(struct proccfg *c);		/* accepts NULL */
 int proccfg__set_context(void *arg, uint32_t pid,
 			 const struct ctxwatch_found *found);
 
-/* Marks pid for stack copies on every sample (`auto` mode), or unmarks
- * it; its other settings stay. An entry that held nothing else goes. */
-int proccfg__set_unwind(struct proccfg *c, uint32_t pid, bool copy);
+/* How pid's user stacks are walked (enum tp_proc_unwind: `auto` marks
+ * it for stack copies or the kernel's CFI walk, or unmarks it); its other
+ * settings stay. An entry that held nothing else goes. */
+int proccfg__set_unwind(struct proccfg *c, uint32_t pid, int how);
 
-/* Applies the stack-copy marks the unwinder decided on since the last
- * call (unwinder__take_marks). Call after each record, so that a mark is
+/* Applies the marks the unwinder decided on since the last call
+ * (unwinder__take_marks): a marked process is walked by CFI tables in the
+ * kernel (cfiload.h) where they can be had for it, else its stacks are
+ * copied. Call after each record, so that a mark is
  * in force before the next sample is handled. */
 void proccfg__apply_marks(struct proccfg *c, struct unwinder *u);
 

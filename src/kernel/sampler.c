@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -31,6 +32,7 @@ struct sampler {
 	int wake_fd;			/* the one added to epfd, or -1 */
 	sampler_record_fn fn;
 	void *ctx;
+	struct sampler_cfi cfi;		/* mapped on first use */
 };
 
 static int libbpf_verbosity;
@@ -244,6 +246,23 @@ static void lazy_maps(struct sample_bpf *skel)
 						 BPF_F_NO_PREALLOC);
 }
 
+/* The CFI tables take their memory only in the mode that walks by them
+ * (sample_event.h states the bound); elsewhere one entry each. */
+static void size_cfi_maps(struct sample_bpf *skel, bool walks_cfi)
+{
+	if (walks_cfi) {
+		if (kernel_at_least(6, 1))
+			bpf_map__set_map_flags(skel->maps.cfi_procs,
+					       bpf_map__map_flags(skel->maps.cfi_procs) |
+					       BPF_F_NO_PREALLOC);
+		return;
+	}
+	bpf_map__set_max_entries(skel->maps.cfi_rows, 1);
+	bpf_map__set_max_entries(skel->maps.cfi_pages, 1);
+	bpf_map__set_max_entries(skel->maps.cfi_bins, 1);
+	bpf_map__set_max_entries(skel->maps.cfi_procs, 1);
+}
+
 /* One sample in how many of a young process is an `auto` probe: about
  * TP_YOUNG_PROBES in its first TP_YOUNG_NS at the sampling rate, never
  * fewer than a grown-up process gets; one in 8 at an unknown rate (-c). */
@@ -306,6 +325,8 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->stack_ids = has_loop && o->stack_ids &&
 				     stack_seed(&s->skel->rodata->stack_seed);
 	lazy_maps(s->skel);
+	size_cfi_maps(s->skel, o->unwind_mode == TP_UNWIND_AUTO &&
+				       s->skel->rodata->fp_walk);
 	return 0;
 }
 
@@ -505,10 +526,76 @@ int sampler__ncpus(const struct sampler *s)
 	return s->ncpus;
 }
 
+/* Maps array map m into the agent: NULL on failure. */
+static void *map_array(struct bpf_map *m, uint32_t *entries)
+{
+	size_t len = (size_t)bpf_map__max_entries(m) * bpf_map__value_size(m);
+	void *p;
+
+	len = (len + TP_PAGE_SIZE - 1) & ~(size_t)(TP_PAGE_SIZE - 1);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(m), 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*entries = bpf_map__max_entries(m);
+	return p;
+}
+
+static void unmap_array(void *p, struct bpf_map *m)
+{
+	size_t len = (size_t)bpf_map__max_entries(m) * bpf_map__value_size(m);
+
+	if (p)
+		munmap(p, (len + TP_PAGE_SIZE - 1) & ~(size_t)(TP_PAGE_SIZE - 1));
+}
+
+int sampler__cfi_tables(struct sampler *s, struct sampler_cfi *out)
+{
+	struct sampler_cfi *c = &s->cfi;
+
+	if (bpf_map__max_entries(s->skel->maps.cfi_rows) <= 1)
+		return -ENOTSUP;
+	if (!c->rows) {
+		c->rows = map_array(s->skel->maps.cfi_rows, &c->max_rows);
+		c->pages = map_array(s->skel->maps.cfi_pages, &c->max_pages);
+		c->bins = map_array(s->skel->maps.cfi_bins, &c->max_bins);
+		if (!c->rows || !c->pages || !c->bins) {
+			int err = -errno;
+
+			unmap_array(c->rows, s->skel->maps.cfi_rows);
+			unmap_array(c->pages, s->skel->maps.cfi_pages);
+			unmap_array(c->bins, s->skel->maps.cfi_bins);
+			memset(c, 0, sizeof(*c));
+			return err;
+		}
+	}
+	*out = *c;
+	return 0;
+}
+
+int sampler__write_cfi_proc(struct sampler *s, uint32_t pid,
+			    const struct tp_cfi_proc *p)
+{
+	if (bpf_map__update_elem(s->skel->maps.cfi_procs, &pid, sizeof(pid),
+				 p, sizeof(*p), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler__delete_cfi_proc(struct sampler *s, uint32_t pid)
+{
+	bpf_map__delete_elem(s->skel->maps.cfi_procs, &pid, sizeof(pid), 0);
+}
+
 void sampler__free(struct sampler *s)
 {
 	if (!s)
 		return;
+	if (s->cfi.rows) {
+		unmap_array(s->cfi.rows, s->skel->maps.cfi_rows);
+		unmap_array(s->cfi.pages, s->skel->maps.cfi_pages);
+		unmap_array(s->cfi.bins, s->skel->maps.cfi_bins);
+	}
 	if (s->links)
 		close_events(s);
 	ring_buffer__free(s->rb);

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kernel/events.h"
+#include "sample_event.h"
 
 struct tp_stats;
 
@@ -76,6 +77,21 @@ struct tp_proc_cfg;
 int sampler__write_proc_cfg(struct sampler *s, uint32_t pid,
 			    const struct tp_proc_cfg *cfg);
 void sampler__delete_proc_cfg(struct sampler *s, uint32_t pid);
+
+/* The kernel's CFI tables (sample_event.h), mapped into the agent on
+ * first use: the arrays the BPF programs search, written in place. */
+struct sampler_cfi {
+	struct tp_cfi_row *rows;
+	uint64_t *pages;		/* row indexes, 8 bytes apart */
+	struct tp_cfi_bin *bins;
+	uint32_t max_rows, max_pages, max_bins;
+};
+/* 0, or -errno (ENOTSUP: this mode walks no stack by CFI). */
+int sampler__cfi_tables(struct sampler *s, struct sampler_cfi *out);
+/* A process's mappings for the CFI walk: 0 or -errno. */
+int sampler__write_cfi_proc(struct sampler *s, uint32_t pid,
+			    const struct tp_cfi_proc *p);
+void sampler__delete_cfi_proc(struct sampler *s, uint32_t pid);
 
 void sampler__free(struct sampler *s);		/* accepts NULL */
 

@@ -77,7 +77,7 @@ static void set_marked(struct autopolicy *a, uint32_t pid,
 	m->win_copies = m->win_helped = 0;
 	if (a->verbose)
 		fprintf(stderr, "tagprof: unwind: pid %u %s\n", pid,
-			on ? "needs CFI: its stacks are copied" :
+			on ? "needs CFI" :
 			     "no longer helped by CFI: back to probes");
 	if (on) {
 		a->nmarked++;
@@ -102,6 +102,13 @@ void autopolicy__observe(struct autopolicy *a, uint32_t pid,
 			m->win_copies = m->win_helped = 0;
 		}
 	}
+}
+
+void autopolicy__renew(struct autopolicy *a, uint32_t pid,
+		       const struct automark *m)
+{
+	if (m->marked)
+		note_mark(a, pid, true);
 }
 
 size_t autopolicy__take(struct autopolicy *a, struct unwind_mark *out,

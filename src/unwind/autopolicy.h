@@ -47,6 +47,11 @@ bool autopolicy__cfi_helps(const uint64_t *fp, size_t nfp,
 void autopolicy__observe(struct autopolicy *a, uint32_t pid,
 			 struct automark *m, bool probe, bool helps);
 
+/* pid (standing m) is marked and what its mark stands on changed (its
+ * mappings): the mark is decided again, to be put in force anew. */
+void autopolicy__renew(struct autopolicy *a, uint32_t pid,
+		       const struct automark *m);
+
 /* The decisions since the last call, at most max into out: see
  * unwinder__take_marks. */
 size_t autopolicy__take(struct autopolicy *a, struct unwind_mark *out,

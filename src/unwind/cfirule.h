@@ -24,9 +24,20 @@ enum { DW_RBX = 3, DW_RBP = 6, DW_RSP = 7, DW_R12 = 12, DW_RIP = 16 };
 
 /* The rule at vaddr (an address in the file, bias removed). */
 uint64_t cfirule__at(Dwarf_CFI *cfi, uint64_t vaddr);
+/* The same, and the addresses [*start, *end) the rule holds for (set only
+ * when CFI covers vaddr). */
+uint64_t cfirule__row(Dwarf_CFI *cfi, uint64_t vaddr, uint64_t *start,
+		      uint64_t *end);
 
-/* Whether rule describes a frame cfirule__step can unwind. */
+/* Whether rule describes a frame cfirule__step can unwind. Signal frames
+ * and PLT stubs are decoded for the kernel's walk (cfirule__kernel_row)
+ * but left to libdwfl here. */
 bool cfirule__usable(uint64_t rule);
+
+struct tp_cfi_row;
+/* rule as the kernel's CFI walk takes it (sample_event.h): row's kind, cfa
+ * and bp; its pc is the caller's. */
+void cfirule__kernel_row(uint64_t rule, struct tp_cfi_row *row);
 
 /* The registers a walk keeps. */
 struct cfiregs {

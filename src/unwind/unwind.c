@@ -18,6 +18,7 @@
 #include "unwind/autopolicy.h"
 #include "unwind/bincache.h"
 #include "unwind/cfistack.h"
+#include "unwind/cfitable.h"
 #include "unwind/dwflspace.h"
 #include "unwind/fpstack.h"
 #include "unwind/unwind.h"
@@ -29,6 +30,8 @@ struct uwproc {
 	uint32_t pid;
 	uint64_t start_ns;
 	struct automark mark;		/* auto */
+	uint64_t cfi_maps_ver;		/* the maps the kernel's CFI walk
+					   was given (unwinder__cfi_maps) */
 	struct dwflspace space;		/* CFI by libdwfl */
 };
 
@@ -132,6 +135,97 @@ static struct uwproc *uwproc_get(struct unwinder *u, const struct proc *p)
 	return up;
 }
 
+/* A stack the kernel walked by CFI: as it came. Its process's mappings
+ * changed since the walk was given them: the mark is renewed, so that the
+ * new ones reach the kernel. A probe (a copy came too) is unwound by
+ * libdwfl as well, which checks the kernel's walk: libdwfl's stack must be
+ * the kernel's, or where the copy ended first, the start of it. */
+static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
+			       const struct unwind_sample *s, uint64_t *out)
+{
+	struct uwproc *up = p && !p->stale ? uwproc_get(u, p) : NULL;
+	uint64_t cfi[TP_MAX_FRAMES];
+	size_t n;
+
+	memcpy(out, s->fp, s->nfp * sizeof(*out));
+	u->stats.kcfi_stacks++;
+	if (!up)
+		return s->nfp;
+	if (up->cfi_maps_ver != p->maps_ver)
+		autopolicy__renew(u->policy, up->pid, &up->mark);
+	if (!s->regs || !p->nmaps)
+		return s->nfp;
+	u->stats.copies++;
+	u->stats.probes += s->probe;
+	n = dwflspace__unwind(&up->space, p, s, cfi);
+	u->stats.kcfi_checked++;
+	if (n > s->nfp || memcmp(cfi, s->fp, n * sizeof(*cfi))) {
+		u->stats.kcfi_differs++;
+		if (u->verbose)
+			fprintf(stderr, "tagprof: unwind: pid %u: kernel CFI "
+				"gave %zu frames, libdwfl %zu\n", s->pid,
+				s->nfp, n);
+	}
+	return s->nfp;
+}
+
+long unwinder__cfi_maps(struct unwinder *u, uint32_t pid, uint64_t *start_ns,
+			struct unwind_cfi_map *out, size_t max)
+{
+	struct uwproc *up;
+	struct proc *p;
+	uint64_t v;
+	size_t n = 0;
+
+	if (!hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
+		return -1;
+	up = (struct uwproc *)(uintptr_t)v;
+	p = proctable__get(u->procs, pid, up->start_ns, NULL);
+	if (!p || p->stale || !p->nmaps || p->nmaps > max)
+		return -1;
+	for (size_t i = 0; i < p->nmaps; i++) {
+		const struct proc_map *m = &p->maps[i];
+		struct bincache_entry *b = m->bin ?
+			bincache__get(u->bins, pid, m) : NULL;
+		struct unwind_cfi_map *o = &out[n++];
+
+		*o = (struct unwind_cfi_map){ .start = m->start, .end = m->end };
+		if (b && b->cfi &&
+		    bincache__map_bias(b, m->start, m->offset, &o->bias)) {
+			o->bin = b;
+			o->key[0] = b->dev;
+			o->key[1] = b->ino;
+		}
+	}
+	up->cfi_maps_ver = p->maps_ver;
+	*start_ns = up->start_ns;
+	return (long)n;
+}
+
+int unwinder__cfi_table(struct unwinder *u, struct bincache_entry *b,
+			struct cfitable *t)
+{
+	int err = cfitable__build(b, TP_CFI_ROWS, t);
+
+	if (err)
+		u->stats.kcfi_no_table++;
+	else
+		u->stats.kcfi_tables++;
+	return err;
+}
+
+void unwinder__cfi_result(struct unwinder *u, uint32_t pid, bool in_force)
+{
+	if (in_force)
+		u->stats.kcfi_procs++;
+	else
+		u->stats.kcfi_refused++;
+	if (u->verbose)
+		fprintf(stderr, "tagprof: unwind: pid %u: %s\n", pid,
+			in_force ? "walked by CFI tables in the kernel" :
+				   "no room for its CFI tables: stacks copied");
+}
+
 size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 			    const struct unwind_sample *s, uint64_t *out)
 {
@@ -140,6 +234,8 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 	struct uwproc *up;
 	bool helps;
 
+	if (s->cfi)
+		return kernel_cfi_stack(u, p, s, out);
 	nfp = fpstack__walk(u->procs, u->bins, &u->stats, p, s, out);
 	if (!s->regs || !p || p->stale || !p->nmaps)
 		return nfp;

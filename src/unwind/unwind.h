@@ -41,7 +41,19 @@ struct tp_uregs;
 	/* binaries whose CFI is over ELFIMAGE_CFI_MAX (16 MiB) */	\
 	X(cfi_too_big, "binaries over 16 MiB")				\
 	/* binary images all dropped (count, bytes) */			\
-	X(bins_reset, "cache resets")
+	X(bins_reset, "cache resets")					\
+	/* `auto` marks put in force as CFI tables in the kernel */	\
+	X(kcfi_procs, "processes walked by kernel CFI")			\
+	X(kcfi_tables, "CFI tables built")				\
+	/* binaries whose mappings the kernel steps by frame pointers */ \
+	X(kcfi_no_table, "binaries without a CFI table")		\
+	/* marks that fell back to stack copies: the tables' memory is	\
+	   full, or the process has over TP_CFI_MAPS mappings */	\
+	X(kcfi_refused, "kernel CFI refused, copies instead")		\
+	X(kcfi_stacks, "stacks walked by kernel CFI")			\
+	/* probes of those unwound by libdwfl too, to check them */	\
+	X(kcfi_checked, "checked against libdwfl")			\
+	X(kcfi_differs, "differing from libdwfl")
 
 struct unwind_stats {
 	UNWIND_COUNTERS(COUNTER_FIELD)
@@ -66,6 +78,8 @@ struct unwind_sample {
 	bool has_sp_word;
 	uint64_t sp_word;
 	bool probe;		/* the copy is an `auto` probe */
+	bool cfi;		/* fp holds the kernel's CFI walk, not a
+				   frame-pointer chain */
 	const struct tp_uregs *regs;
 	const uint8_t *stack;
 	size_t stack_len;
@@ -91,6 +105,28 @@ size_t unwinder__take_marks(struct unwinder *u, struct unwind_mark *out,
  * full): pid goes back to its state before it, and a later probe that
  * helps asks again. */
 void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy);
+
+/* The kernel's CFI walk (bpf/cfiwalk.bpf.h) for a marked process: its
+ * executable mappings, each with the binary whose table covers it (NULL:
+ * none; the walk steps it by frame pointers) and the binary's load bias. */
+struct unwind_cfi_map {
+	uint64_t start, end, bias;
+	struct bincache_entry *bin;	/* valid until the next call here */
+	uint64_t key[2];		/* the binary's (device, inode) */
+};
+/* pid's mappings, at most max into out, and its start time; -1 if the
+ * process is not known, or has more than max. Remembers the maps it gave,
+ * so that a CFI sample after they changed renews the mark (the owner then
+ * calls again). */
+long unwinder__cfi_maps(struct unwinder *u, uint32_t pid, uint64_t *start_ns,
+			struct unwind_cfi_map *out, size_t max);
+struct cfitable;
+/* Builds b's kernel table (cfitable.h) into t: 0, or -errno. */
+int unwinder__cfi_table(struct unwinder *u, struct bincache_entry *b,
+			struct cfitable *t);
+/* What became of a mark for kernel CFI: in force, or refused (the process
+ * gets copies instead). */
+void unwinder__cfi_result(struct unwinder *u, uint32_t pid, bool in_force);
 
 /* The pid exec'd or exited: its cached state goes. */
 void unwinder__forget(struct unwinder *u, uint32_t pid);

@@ -9,6 +9,7 @@
 #include "unwind/autopolicy.h"
 #include "unwind/bincache.h"
 #include "unwind/cfirule.h"
+#include "unwind/cfitable.h"
 #include "unwind/cfistack.h"
 #include "unwind/dwflspace.h"
 #include "unwind/fpstack.h"
@@ -298,6 +299,62 @@ static void test_cfi_walks_agree(void)
 	self_close(&s);
 }
 
+/* The kernel's table for b says at vaddr what libdw says there. */
+static bool table_agrees(const struct cfitable *t, struct bincache_entry *b,
+			 uint64_t vaddr)
+{
+	const struct tp_cfi_row *r = cfitable__lookup(t, vaddr);
+	struct tp_cfi_row want;
+
+	cfirule__kernel_row(cfirule__at(b->cfi, vaddr), &want);
+	if (r && r->kind == want.kind && r->cfa == want.cfa &&
+	    r->bp == want.bp)
+		return true;
+	if (!r && want.kind == TP_CFI_NONE)
+		return true;
+	fprintf(stderr, "  at %#lx: table %d/%d/%d, libdw %d/%d/%d\n",
+		(unsigned long)vaddr, r ? r->kind : -1, r ? r->cfa : -1,
+		r ? r->bp : -1, want.kind, want.cfa, want.bp);
+	return false;
+}
+
+/* The CFI table of a binary, checked against libdw at every row's start
+ * and the byte before it, and at every 5th byte of the covered range:
+ * libc (no frame pointers, PLT, a signal trampoline) and this test. */
+static void check_table_of(struct self *s, uint64_t addr, bool want_signal)
+{
+	struct proc_map *m = proctable__find_map(s->t, s->p, addr);
+	struct bincache_entry *b = m ? bincache__get(s->bins, getpid(), m) : NULL;
+	struct cfitable t;
+	uint64_t end;
+	bool signal = false;
+
+	CHECK(b && b->cfi);
+	CHECK(cfitable__build(b, TP_CFI_ROWS, &t) == 0);
+	CHECK(t.nrows > 2 && t.npages > 0 && t.pages[t.npages] == t.nrows - 1);
+	for (uint32_t i = 1; i < t.nrows; i++) {
+		CHECK(t.rows[i].pc > t.rows[i - 1].pc);
+		CHECK(table_agrees(&t, b, t.base + t.rows[i].pc));
+		CHECK(table_agrees(&t, b, t.base + t.rows[i].pc - 1));
+		signal |= TP_CFI_KIND(t.rows[i].kind) == TP_CFI_SIGNAL;
+	}
+	end = t.base + t.rows[t.nrows - 1].pc + 64;
+	for (uint64_t v = t.base; v < end; v += 5)
+		CHECK(table_agrees(&t, b, v));
+	CHECK(signal == want_signal);
+	cfitable__free(&t);
+}
+
+static void test_cfitable(void)
+{
+	struct self s;
+
+	CHECK(self_open(&s));
+	check_table_of(&s, ADDR(uw_leaf), false);
+	check_table_of(&s, (uint64_t)(uintptr_t)&sigaction, true);
+	self_close(&s);
+}
+
 int main(void)
 {
 	RUN(test_mode);
@@ -308,5 +365,6 @@ int main(void)
 	RUN(test_bincache_self);
 	RUN(test_fpstack_leaf);
 	RUN(test_cfi_walks_agree);
+	RUN(test_cfitable);
 	CHECK_EXIT();
 }

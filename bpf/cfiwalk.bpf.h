@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The user stack walked by CFI in the kernel, for the processes `auto`
+ * found frame pointers do not serve: no stack copy, no unwinding in the
+ * agent, only the frames sent. The agent compiles each binary's .eh_frame
+ * into a table of rows (src/unwind/cfitable.c: "from this pc on, the CFA is
+ * rsp or rbp + N, the return address at CFA - 8, rbp saved at CFA + M or
+ * unchanged") and gives each such process the list of its executable
+ * mappings with their tables (struct tp_cfi_proc). A frame here is: find
+ * the mapping of the pc (the last frame's first, then a binary search),
+ * the rows of the pc's page (the page index), the row in force (a binary
+ * search of at most TP_CFI_PAGE_ROWS rows), then one or two words of stack.
+ * Code without CFI (JIT code, a gap between functions) is stepped by frame
+ * pointers, as libdwfl does there. Each walk's end is counted by reason. */
+#ifndef TAGPROF_CFIWALK_BPF_H
+#define TAGPROF_CFIWALK_BPF_H
+
+#include "maps.bpf.h"
+#include "stackid.bpf.h"
+#include "uregs.bpf.h"
+
+#if defined(__TARGET_ARCH_x86)
+#define HAVE_CFIWALK 1
+
+/* fp_window.cflags */
+#define CFI_BP_KNOWN	1	/* rbp holds the frame's value */
+#define CFI_EXACT	2	/* pc is where the frame was interrupted (the
+				   leaf, or past a signal frame), not a return
+				   address: look its rule up at pc, not pc - 1 */
+
+/* How a walk ended (fp_window.why), each a counter in tp_stats. */
+enum cfi_end {
+	CFI_END_OUTERMOST,	/* the outermost frame (or return address 0) */
+	CFI_END_NO_MAP,		/* a pc no mapping of the process holds */
+	CFI_END_UNSUPPORTED,	/* a rule the walk cannot follow */
+	CFI_END_UNREADABLE,	/* stack memory or rbp not to be had */
+	CFI_END_BAD_FRAME,	/* the caller's frame was not above */
+	CFI_END_DEPTH,		/* TP_MAX_FRAMES frames */
+};
+
+/* The rt_sigframe the kernel builds for a handler (x86-64 ABI): when the
+ * handler has returned into the trampoline, rsp points at its ucontext,
+ * whose uc_mcontext (struct sigcontext) starts after uc_flags, uc_link and
+ * uc_stack; in it, rbp, rsp and rip sit at these offsets. */
+#define SIGFRAME_MCONTEXT	40
+#define SIGCTX_BP		80
+#define SIGCTX_SP		120
+#define SIGCTX_IP		128
+
+/* bpf_loop's callback context for one walk. */
+struct cfi_walk {
+	__u64 *frames;			/* TP_MAX_FRAMES of room */
+	struct fp_window *w;		/* the state and the stack pages */
+	const struct tp_cfi_proc *proc;
+	struct tp_stats *st;
+};
+
+/* The 8 bytes at addr of the user stack: from the window's pages (read
+ * from sp's page up, each when first needed, as the frame-pointer walk
+ * reads them), else by a read of their own. */
+static __always_inline bool stack_word(struct fp_window *w, __u64 addr,
+				       __u64 *val)
+{
+	__u64 d = addr - w->base;	/* below base: huge */
+	__u32 loaded = w->loaded;
+
+	if (d < FP_WIN - 8) {
+		if ((d + 7) / TP_PAGE_SIZE == loaded && !w->ended &&
+		    loaded < FP_PAGES) {
+			if (bpf_probe_read_user(w->b + loaded * TP_PAGE_SIZE,
+						TP_PAGE_SIZE,
+						(void *)(w->base +
+							 loaded * TP_PAGE_SIZE)))
+				w->ended = 1;
+			else
+				w->loaded = ++loaded;
+		}
+		if (d + 8 <= (__u64)loaded * TP_PAGE_SIZE) {
+			*val = *(__u64 *)(w->b + d);
+			return true;
+		}
+	}
+	return !bpf_probe_read_user(val, sizeof(*val), (void *)addr);
+}
+
+/* The index of p's mapping that holds pc, trying hint first; -1 if none. */
+static __always_inline int cfi_map_of(const struct tp_cfi_proc *p, __u64 pc,
+				      __u32 hint)
+{
+	__u32 n = p->n, lo = 0, hi, mid;
+
+	if (n > TP_CFI_MAPS)
+		n = TP_CFI_MAPS;
+	if (hint < n && pc >= p->m[hint].start && pc < p->m[hint].end)
+		return hint;
+	hi = n;
+	/* lo becomes the number of mappings that start at or below pc. */
+	for (int i = 0; i < 7 && lo < hi; i++) {	/* 2^7 > TP_CFI_MAPS */
+		mid = (lo + hi) / 2;
+		if (mid >= TP_CFI_MAPS)
+			return -1;
+		if (p->m[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || lo > TP_CFI_MAPS || pc >= p->m[lo - 1].end)
+		return -1;
+	return lo - 1;
+}
+
+/* The row in force at rel (an offset from the table's base) in table bin;
+ * a NONE row where the table has none. */
+static __always_inline struct tp_cfi_row cfi_row_at(__u32 bin, __u64 rel)
+{
+	struct tp_cfi_row none = { .kind = TP_CFI_NONE }, *r;
+	struct tp_cfi_bin *b = bpf_map_lookup_elem(&cfi_bins, &bin);
+	__u32 k, lo, hi, mid;
+	__u64 *at;
+
+	if (!b || (rel >> 12) >= b->npages)
+		return none;
+	k = b->page + (__u32)(rel >> 12);
+	at = bpf_map_lookup_elem(&cfi_pages, &k);
+	if (!at)
+		return none;
+	lo = *at;
+	k++;
+	at = bpf_map_lookup_elem(&cfi_pages, &k);
+	if (!at)
+		return none;
+	hi = *at + 1;		/* the row in force at the next page's start
+				   may begin in this one */
+	if (hi > b->nrows)
+		hi = b->nrows;
+	/* The last row in [lo, hi) whose pc is at or below rel. */
+	for (int i = 0; i < 11 && hi - lo > 1; i++) {	/* 2^10 rows */
+		mid = (lo + hi) / 2;
+		k = b->row + mid;
+		r = bpf_map_lookup_elem(&cfi_rows, &k);
+		if (!r)
+			return none;
+		if (r->pc <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	k = b->row + lo;
+	r = bpf_map_lookup_elem(&cfi_rows, &k);
+	if (!r || r->pc > rel || lo >= b->nrows)
+		return none;
+	return *r;
+}
+
+/* One frame: records pc, then finds its caller's pc, sp and rbp by the
+ * rule in force. False when the walk ends (w->why says why). */
+static __always_inline bool cfi_frame(struct cfi_walk *c, struct fp_window *w)
+{
+	__u64 pc = w->pc, sp = w->sp, bp = w->fp, look, cfa, ra, v;
+	__u32 n = w->n, flags = w->cflags, kind;
+	struct tp_cfi_row row;
+	int mi;
+
+	if (n >= TP_MAX_FRAMES) {
+		w->why = CFI_END_DEPTH;
+		return false;
+	}
+	c->frames[n] = pc;
+	w->hash = mix64(w->hash, pc);
+	w->n = n + 1;
+	look = flags & CFI_EXACT ? pc : pc - 1;
+	mi = cfi_map_of(c->proc, look, w->hint);
+	if (mi < 0 || mi >= TP_CFI_MAPS) {
+		w->why = CFI_END_NO_MAP;
+		return false;
+	}
+	w->hint = mi;
+	if (c->proc->m[mi].bin == TP_CFI_NO_TABLE)
+		row.kind = TP_CFI_NONE;
+	else
+		row = cfi_row_at(c->proc->m[mi].bin,
+				 look - c->proc->m[mi].base);
+	kind = TP_CFI_KIND(row.kind);
+	switch (kind) {
+	case TP_CFI_NONE:	/* frame pointers: {caller's rbp, return} at rbp */
+		if (!(flags & CFI_BP_KNOWN) || bp <= sp) {
+			w->why = CFI_END_UNREADABLE;
+			return false;
+		}
+		stat_inc(c->st, cfi_fp_frames);
+		cfa = bp + 16;
+		break;
+	case TP_CFI_RSP:
+		cfa = sp + 8 * (__u64)row.cfa;
+		break;
+	case TP_CFI_RBP:
+		if (!(flags & CFI_BP_KNOWN)) {
+			w->why = CFI_END_UNREADABLE;
+			return false;
+		}
+		cfa = bp + 8 * (__u64)row.cfa;
+		break;
+	case TP_CFI_PLT:
+		cfa = sp + 8 * (__u64)row.cfa + ((pc & 15) >= (__u8)row.bp ? 8 : 0);
+		break;
+	case TP_CFI_SIGNAL:	/* the interrupted registers, from the frame */
+		cfa = sp + SIGFRAME_MCONTEXT;
+		if (!stack_word(w, cfa + SIGCTX_IP, &ra) ||
+		    !stack_word(w, cfa + SIGCTX_SP, &v)) {
+			w->why = CFI_END_UNREADABLE;
+			return false;
+		}
+		w->cflags = CFI_EXACT;
+		if (stack_word(w, cfa + SIGCTX_BP, &bp)) {
+			w->fp = bp;
+			w->cflags |= CFI_BP_KNOWN;
+		}
+		w->pc = ra;
+		w->sp = v;
+		return ra != 0;
+	case TP_CFI_END:
+		w->why = CFI_END_OUTERMOST;
+		return false;
+	default:
+		w->why = CFI_END_UNSUPPORTED;
+		return false;
+	}
+	if (cfa <= sp) {	/* a caller's frame lies above its callee's */
+		w->why = CFI_END_BAD_FRAME;
+		return false;
+	}
+	if (!stack_word(w, cfa - 8, &ra)) {
+		w->why = CFI_END_UNREADABLE;
+		return false;
+	}
+	if (kind == TP_CFI_NONE) {
+		if (stack_word(w, bp, &v))
+			w->fp = v;
+		else
+			flags &= ~CFI_BP_KNOWN;
+	} else if (TP_CFI_BP(row.kind) == TP_CFI_BP_AT) {
+		if (stack_word(w, cfa + 8 * (__s64)row.bp, &v))
+			w->fp = v;
+		else
+			flags &= ~CFI_BP_KNOWN;
+	} else if (TP_CFI_BP(row.kind) == TP_CFI_BP_UNDEF) {
+		flags &= ~CFI_BP_KNOWN;
+	}
+	w->cflags = flags & ~CFI_EXACT;
+	w->pc = ra;
+	w->sp = cfa;
+	if (!ra) {		/* where libdwfl ends too */
+		w->why = CFI_END_OUTERMOST;
+		return false;
+	}
+	return true;
+}
+
+static int cfi_step(__u64 i, void *arg)
+{
+	struct cfi_walk *c = arg;
+
+	return cfi_frame(c, c->w) ? 0 : 1;
+}
+
+/* Counts how the walk ended. */
+static __always_inline void cfi_count_end(struct tp_stats *st, __u32 why)
+{
+	switch (why) {
+	case CFI_END_OUTERMOST:
+		stat_inc(st, cfi_end);
+		break;
+	case CFI_END_NO_MAP:
+		stat_inc(st, cfi_no_map);
+		break;
+	case CFI_END_UNSUPPORTED:
+		stat_inc(st, cfi_unsupported);
+		break;
+	case CFI_END_UNREADABLE:
+		stat_inc(st, cfi_unreadable);
+		break;
+	case CFI_END_BAD_FRAME:
+		stat_inc(st, cfi_bad_frame);
+		break;
+	default:
+		stat_inc(st, cfi_depth);
+	}
+}
+
+/* Fills frames (TP_MAX_FRAMES of room) with the walk of process p's user
+ * stack from the user registers; returns the frames found (0: the
+ * registers cannot be had), which w->hash holds folded. */
+static __always_inline __u32 walk_user_cfi(bpf_user_pt_regs_t *regs,
+					   __u64 *frames, struct fp_window *w,
+					   const struct tp_cfi_proc *p,
+					   struct tp_stats *st)
+{
+	struct cfi_walk c = { .frames = frames, .w = w, .proc = p,
+			      .st = st };
+	struct uregs_at at;
+	__u32 n;
+
+	if (!find_user_regs(regs, &at))
+		return 0;
+	w->pc = USER_REG(&at, ip);
+	w->sp = USER_REG(&at, sp);
+	w->fp = USER_REG(&at, bp);
+	w->base = w->sp & ~(__u64)(TP_PAGE_SIZE - 1);
+	w->cflags = CFI_BP_KNOWN | CFI_EXACT;
+	w->hint = 0;
+	w->why = CFI_END_DEPTH;
+	w->n = 0;
+	w->loaded = 0;
+	w->ended = 0;
+	w->hash = 0;
+	bpf_loop(TP_MAX_FRAMES + 1, cfi_step, &c, 0);
+	stat_inc(st, cfi_walks);
+	cfi_count_end(st, w->why);
+	n = w->n;
+	return n > TP_MAX_FRAMES ? TP_MAX_FRAMES : n;
+}
+
+#else
+#define HAVE_CFIWALK 0
+#endif
+
+#endif

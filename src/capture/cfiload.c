@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The kernel's CFI tables (cfiload.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture/cfiload.h"
+#include "kernel/sampler.h"
+#include "sample_event.h"
+#include "unwind/cfitable.h"
+#include "unwind/unwind.h"
+#include "util/hashmap.h"
+
+/* A binary that has no table is remembered as such, not built again. */
+#define NO_TABLE_SLOT	TP_CFI_NO_TABLE
+
+struct cfiload {
+	struct sampler *s;
+	struct sampler_cfi t;		/* mapped on first use */
+	bool mapped;
+	struct hashmap *bins;		/* (dev, ino) -> bin slot */
+	struct hashmap *procs;		/* pids written */
+	uint32_t rows, pages, nbins;	/* used so far */
+	struct tp_cfi_proc scratch;
+	struct unwind_cfi_map maps[TP_CFI_MAPS];
+};
+
+struct cfiload *cfiload__new(struct sampler *s)
+{
+	struct cfiload *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->s = s;
+	l->bins = hashmap__new(0);
+	l->procs = hashmap__new(0);
+	if (!l->bins || !l->procs) {
+		cfiload__free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void cfiload__free(struct cfiload *l)
+{
+	if (!l)
+		return;
+	hashmap__free_values(l->bins, free);
+	hashmap__free(l->procs);
+	free(l);
+}
+
+/* Takes back all the tables' space: only while no process is walked by
+ * CFI, so no walk reads them. */
+static void reset_tables(struct cfiload *l)
+{
+	hashmap__free_values(l->bins, free);
+	l->bins = hashmap__new(0);
+	l->rows = l->pages = l->nbins = 0;
+}
+
+/* Writes t into the arrays: its rows, its page index, then the slot that
+ * names them, so that a walk that finds the slot finds them whole. */
+static int write_table(struct cfiload *l, const struct cfitable *t,
+		       uint32_t *slot)
+{
+	struct tp_cfi_bin *b;
+
+	if (l->nbins >= l->t.max_bins || t->nrows > l->t.max_rows - l->rows ||
+	    t->npages + 1 > l->t.max_pages - l->pages)
+		return -ENOSPC;
+	memcpy(&l->t.rows[l->rows], t->rows, t->nrows * sizeof(*t->rows));
+	for (uint32_t i = 0; i <= t->npages; i++)
+		l->t.pages[l->pages + i] = t->pages[i];
+	b = &l->t.bins[l->nbins];
+	b->row = l->rows;
+	b->nrows = t->nrows;
+	b->page = l->pages;
+	b->npages = t->npages;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	*slot = l->nbins++;
+	l->rows += t->nrows;
+	l->pages += t->npages + 1;
+	return 0;
+}
+
+/* A binary's table as written: its slot, and the file address of its row
+ * offset 0. */
+struct loaded {
+	uint32_t slot;		/* NO_TABLE_SLOT: it has none */
+	uint64_t base;
+};
+
+/* The table of m's binary, built and written on first use. -ENOSPC when
+ * it does not fit, -ENOMEM. */
+static int table_of(struct cfiload *l, struct unwinder *u,
+		    const struct unwind_cfi_map *m, struct loaded *out)
+{
+	struct loaded *ld;
+	struct cfitable t;
+	uint64_t v;
+	int err;
+
+	out->slot = NO_TABLE_SLOT;
+	out->base = 0;
+	if (!m->bin)
+		return 0;
+	if (!l->bins)		/* a reset could not make a new one */
+		return -ENOMEM;
+	if (hashmap__get(l->bins, m->key, sizeof(m->key), &v)) {
+		*out = *(struct loaded *)(uintptr_t)v;
+		return 0;
+	}
+	ld = calloc(1, sizeof(*ld));
+	if (!ld)
+		return -ENOMEM;
+	ld->slot = NO_TABLE_SLOT;
+	if (!unwinder__cfi_table(u, m->bin, &t)) {
+		err = write_table(l, &t, &ld->slot);
+		ld->base = t.base;
+		cfitable__free(&t);
+		if (err) {
+			free(ld);
+			return err;
+		}
+	}
+	if (hashmap__put(l->bins, m->key, sizeof(m->key), (uintptr_t)ld)) {
+		free(ld);	/* written, but not remembered: space lost */
+		return -ENOMEM;
+	}
+	*out = *ld;
+	return 0;
+}
+
+int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
+{
+	struct tp_cfi_proc *p = &l->scratch;
+	struct loaded ld;
+	uint64_t start_ns;
+	long n;
+	int err;
+
+	if (!l->mapped) {
+		err = sampler__cfi_tables(l->s, &l->t);
+		if (err)
+			return err;
+		l->mapped = true;
+	}
+	n = unwinder__cfi_maps(u, pid, &start_ns, l->maps, TP_CFI_MAPS);
+	if (n < 0)
+		return -ESRCH;
+	p->start_ns = start_ns;
+	p->n = 0;
+	for (long i = 0; i < n; i++) {
+		err = table_of(l, u, &l->maps[i], &ld);
+		if (err)
+			return err;
+		p->m[p->n++] = (struct tp_cfi_map){
+			.start = l->maps[i].start, .end = l->maps[i].end,
+			.base = l->maps[i].bias + ld.base, .bin = ld.slot };
+	}
+	err = sampler__write_cfi_proc(l->s, pid, p);
+	if (err)
+		return err;
+	return hashmap__put(l->procs, &pid, sizeof(pid), 1) ? -ENOMEM : 0;
+}
+
+void cfiload__drop(struct cfiload *l, uint32_t pid)
+{
+	if (!hashmap__del(l->procs, &pid, sizeof(pid), NULL))
+		return;
+	sampler__delete_cfi_proc(l->s, pid);
+	if (!hashmap__size(l->procs) && l->rows > l->t.max_rows / 2)
+		reset_tables(l);
+}

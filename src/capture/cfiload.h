@@ -1,0 +1,32 @@
+/* The kernel's CFI tables and the processes walked by them (the cfi_*
+ * maps, bpf/maps.bpf.h): their one owner, beside proccfg, which owns the
+ * per-process settings that turn the walk on. A process marked by `auto`
+ * gets its executable mappings written, each naming the table of its
+ * binary; a binary's table is built (by the unwinder) and written into the
+ * shared arrays once, and stays while any process may use it. Space is
+ * taken in order; once no process is walked by CFI any more, and the
+ * arrays are past half full, they are taken back whole. */
+#ifndef TAGPROF_CFILOAD_H
+#define TAGPROF_CFILOAD_H
+
+#include <stdint.h>
+
+struct cfiload;
+struct sampler;
+struct unwinder;
+
+/* NULL on ENOMEM. Writes to s's maps. */
+struct cfiload *cfiload__new(struct sampler *s);
+void cfiload__free(struct cfiload *l);		/* accepts NULL */
+
+/* Puts pid's mappings and their tables in the kernel, so that its samples
+ * are walked by CFI once its setting says so (again after its mappings
+ * changed). 0, or -errno: ENOTSUP the mode walks no stack by CFI, ESRCH
+ * the process is not known or has over TP_CFI_MAPS mappings, ENOSPC the
+ * tables' memory is full, ENOMEM. */
+int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid);
+
+/* pid is no longer walked by CFI. */
+void cfiload__drop(struct cfiload *l, uint32_t pid);
+
+#endif
