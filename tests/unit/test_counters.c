@@ -361,7 +361,7 @@ static void test_comments_lines(void)
 		"debug info since start: ", "debuginfod since start: ",
 		"target files since start: ",
 		"thread context: ", "process context since start: ",
-		"register tags: ", "unwind fp: ",
+		"register tags: ", "unwind fp: ", "kernel CFI: ",
 	};
 	const char *p = full;
 
