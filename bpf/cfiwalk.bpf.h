@@ -82,30 +82,70 @@ static __always_inline bool stack_word(struct fp_window *w, __u64 addr,
 	return !bpf_probe_read_user(val, sizeof(*val), (void *)addr);
 }
 
+/* A binary search for the last entry at or below a key, one halving per
+ * bpf_loop step: a loop of its own, its body checked once by the
+ * verifier, where an unrolled search would be checked once per path. */
+struct bsearch {
+	const struct tp_cfi_proc *proc;	/* mappings: by start */
+	__u32 row;			/* else rows from here: by pc */
+	__u64 key;
+	__u32 lo, hi;			/* the answer is in [lo, hi) */
+	bool failed;
+};
+
+static int map_step(__u64 i, void *arg)
+{
+	struct bsearch *b = arg;
+	__u32 mid = (b->lo + b->hi) / 2;
+
+	barrier_var(mid);	/* the bound checked is the one used */
+	if (b->hi - b->lo <= 1 || mid >= TP_CFI_MAPS)
+		return 1;
+	if (b->proc->m[mid].start <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
+static int row_step(__u64 i, void *arg)
+{
+	struct bsearch *b = arg;
+	__u32 mid = (b->lo + b->hi) / 2, k = b->row + mid;
+	struct tp_cfi_row *r;
+
+	if (b->hi - b->lo <= 1)
+		return 1;
+	r = bpf_map_lookup_elem(&cfi_rows, &k);
+	if (!r) {
+		b->failed = true;
+		return 1;
+	}
+	if (r->pc <= b->key)
+		b->lo = mid;
+	else
+		b->hi = mid;
+	return 0;
+}
+
 /* The index of p's mapping that holds pc, trying hint first; -1 if none. */
 static __always_inline int cfi_map_of(const struct tp_cfi_proc *p, __u64 pc,
 				      __u32 hint)
 {
-	__u32 n = p->n, lo = 0, hi, mid;
+	struct bsearch b = { .proc = p, .key = pc };
+	__u32 n = p->n;
 
 	if (n > TP_CFI_MAPS)
 		n = TP_CFI_MAPS;
 	if (hint < n && pc >= p->m[hint].start && pc < p->m[hint].end)
 		return hint;
-	hi = n;
-	/* lo becomes the number of mappings that start at or below pc. */
-	for (int i = 0; i < 7 && lo < hi; i++) {	/* 2^7 > TP_CFI_MAPS */
-		mid = (lo + hi) / 2;
-		if (mid >= TP_CFI_MAPS)
-			return -1;
-		if (p->m[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || lo > TP_CFI_MAPS || pc >= p->m[lo - 1].end)
+	if (!n || pc < p->m[0].start)
 		return -1;
-	return lo - 1;
+	b.hi = n;
+	bpf_loop(8, map_step, &b, 0);		/* 2^7 > TP_CFI_MAPS */
+	if (b.lo >= TP_CFI_MAPS || pc >= p->m[b.lo].end)
+		return -1;
+	return b.lo;
 }
 
 /* The row in force at rel (an offset from the table's base) in table bin;
@@ -113,40 +153,31 @@ static __always_inline int cfi_map_of(const struct tp_cfi_proc *p, __u64 pc,
 static __always_inline struct tp_cfi_row cfi_row_at(__u32 bin, __u64 rel)
 {
 	struct tp_cfi_row none = { .kind = TP_CFI_NONE }, *r;
-	struct tp_cfi_bin *b = bpf_map_lookup_elem(&cfi_bins, &bin);
-	__u32 k, lo, hi, mid;
+	struct tp_cfi_bin *tb = bpf_map_lookup_elem(&cfi_bins, &bin);
+	struct bsearch b = { .key = rel };
+	__u32 k;
 	__u64 *at;
 
-	if (!b || (rel >> 12) >= b->npages)
+	if (!tb || (rel >> 12) >= tb->npages)
 		return none;
-	k = b->page + (__u32)(rel >> 12);
+	k = tb->page + (__u32)(rel >> 12);
 	at = bpf_map_lookup_elem(&cfi_pages, &k);
 	if (!at)
 		return none;
-	lo = *at;
+	b.lo = *at;
 	k++;
 	at = bpf_map_lookup_elem(&cfi_pages, &k);
 	if (!at)
 		return none;
-	hi = *at + 1;		/* the row in force at the next page's start
-				   may begin in this one */
-	if (hi > b->nrows)
-		hi = b->nrows;
-	/* The last row in [lo, hi) whose pc is at or below rel. */
-	for (int i = 0; i < 11 && hi - lo > 1; i++) {	/* 2^10 rows */
-		mid = (lo + hi) / 2;
-		k = b->row + mid;
-		r = bpf_map_lookup_elem(&cfi_rows, &k);
-		if (!r)
-			return none;
-		if (r->pc <= rel)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	k = b->row + lo;
+	/* the row in force at the next page's start may begin in this one */
+	b.hi = *at + 1;
+	if (b.hi > tb->nrows)
+		b.hi = tb->nrows;
+	b.row = tb->row;
+	bpf_loop(12, row_step, &b, 0);		/* 2^11 > TP_CFI_PAGE_ROWS */
+	k = tb->row + b.lo;
 	r = bpf_map_lookup_elem(&cfi_rows, &k);
-	if (!r || r->pc > rel || lo >= b->nrows)
+	if (b.failed || !r || r->pc > rel || b.lo >= tb->nrows)
 		return none;
 	return *r;
 }
