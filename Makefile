@@ -262,8 +262,14 @@ NOFP_CFLAGS  := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
 NOFP         := $(BUILD)/workloads/nofp_chain
 $(NOFP): tests/workloads/nofp/chain.c | $(BUILD)/workloads
 	$(NOFP_CC) $(NOFP_CFLAGS) $(WARN) -o $@ $<
+# The hard cases for a CFI walk (signal frames, PLT, JIT code, recursion
+# past the cap), also without frame pointers; -fno-builtin keeps the libc
+# calls real calls through the PLT.
+NOFP_CASES   := $(BUILD)/workloads/nofp_cases
+$(NOFP_CASES): tests/workloads/nofp/cases.c | $(BUILD)/workloads
+	$(NOFP_CC) $(NOFP_CFLAGS) -fno-builtin $(WARN) -o $@ $<
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(TAGSONLY) $(NOFP) $(OTEP_PC)
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC)
 
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh

@@ -188,32 +188,40 @@ static __always_inline bool cfi_frame(struct cfi_walk *c, struct fp_window *w)
 {
 	__u64 pc = w->pc, sp = w->sp, bp = w->fp, look, cfa, ra, v;
 	__u32 n = w->n, flags = w->cflags, kind;
-	struct tp_cfi_row row;
+	struct tp_cfi_row row = { .kind = TP_CFI_NONE };
 	int mi;
 
 	if (n >= TP_MAX_FRAMES) {
 		w->why = CFI_END_DEPTH;
 		return false;
 	}
-	c->frames[n] = pc;
-	w->hash = mix64(w->hash, pc);
-	w->n = n + 1;
 	look = flags & CFI_EXACT ? pc : pc - 1;
 	mi = cfi_map_of(c->proc, look, w->hint);
+	if (mi >= 0 && mi < TP_CFI_MAPS) {
+		w->hint = mi;
+		if (c->proc->m[mi].bin == TP_CFI_NO_TABLE)
+			row.kind = TP_CFI_NONE;
+		else
+			row = cfi_row_at(c->proc->m[mi].bin,
+					 look - c->proc->m[mi].base);
+	}
+	kind = TP_CFI_KIND(row.kind);
+	/* The symbolizer takes 1 from every frame after the leaf, made for
+	 * return addresses. An exact pc (one a signal interrupted) and a
+	 * signal trampoline's start (where a handler returns to, not after a
+	 * call) go out 1 higher, so that it lands on them, as libdwfl's
+	 * activation frames do (src/unwind/dwflspace.c). */
+	v = n && ((flags & CFI_EXACT) || kind == TP_CFI_SIGNAL) ? pc + 1 : pc;
+	c->frames[n] = v;
+	w->hash = mix64(w->hash, v);
+	w->n = n + 1;
 	if (mi < 0 || mi >= TP_CFI_MAPS) {
 		w->why = CFI_END_NO_MAP;
 		return false;
 	}
-	w->hint = mi;
-	if (c->proc->m[mi].bin == TP_CFI_NO_TABLE)
-		row.kind = TP_CFI_NONE;
-	else
-		row = cfi_row_at(c->proc->m[mi].bin,
-				 look - c->proc->m[mi].base);
-	kind = TP_CFI_KIND(row.kind);
 	switch (kind) {
 	case TP_CFI_NONE:	/* frame pointers: {caller's rbp, return} at rbp */
-		if (!(flags & CFI_BP_KNOWN) || bp <= sp) {
+		if (!(flags & CFI_BP_KNOWN) || bp < sp) {
 			w->why = CFI_END_UNREADABLE;
 			return false;
 		}

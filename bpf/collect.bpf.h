@@ -177,7 +177,8 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 		return TP_USTACK_REGS;
 	if (unwind_mode != TP_UNWIND_AUTO)
 		return 0;
-	if (cfg && cfg->unwind == TP_PROC_UNWIND_COPY)
+	if (cfg && (cfg->unwind == TP_PROC_UNWIND_COPY ||
+		    (cfg->unwind == TP_PROC_UNWIND_CFI && cfi_check_all)))
 		return TP_USTACK_REGS;
 	every = bpf_ktime_get_boot_ns() - start_ns < TP_YOUNG_NS ?
 			probe_every_young : TP_PROBE_EVERY;

@@ -26,6 +26,10 @@ const volatile bool fp_walk = false;
  * sent, and bpf_loop exists to hash them; the seed is secret, so no
  * process can make two of its stacks share an id on purpose. */
 const volatile bool stack_ids = false;
+/* TAGPROF_UNWIND_VERIFY: every sample of a process walked by CFI in the
+ * kernel copies its stack too, so that the agent checks every walk
+ * against libdwfl (tests). */
+const volatile bool cfi_check_all = false;
 const volatile __u64 stack_seed = 0;
 
 /* The agent's stack generation: a new one makes every CPU send each stack

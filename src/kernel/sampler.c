@@ -327,6 +327,7 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	lazy_maps(s->skel);
 	size_cfi_maps(s->skel, o->unwind_mode == TP_UNWIND_AUTO &&
 				       s->skel->rodata->fp_walk);
+	s->skel->rodata->cfi_check_all = getenv("TAGPROF_UNWIND_VERIFY") != NULL;
 	return 0;
 }
 

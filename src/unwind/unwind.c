@@ -151,6 +151,11 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 	u->stats.kcfi_stacks++;
 	if (!up)
 		return s->nfp;
+	/* A walk that ended at a pc in none of the mappings it was given
+	 * (a library loaded since): the maps are read again (rate-bounded),
+	 * and the new ones go to the kernel at once. */
+	if (s->nfp && !proctable__map_at(p, s->fp[s->nfp - 1]))
+		proctable__find_map(u->procs, p, s->fp[s->nfp - 1]);
 	if (up->cfi_maps_ver != p->maps_ver)
 		autopolicy__renew(u->policy, up->pid, &up->mark);
 	if (!s->regs || !p->nmaps)
