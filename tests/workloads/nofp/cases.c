@@ -44,7 +44,7 @@ NOINLINE void sig_spin(void)
 {
 	volatile unsigned long local[4] = { 1, 2, 3, 4 };
 
-	spin(200000 + local[0]);
+	spin(2000000 + local[0]);
 }
 
 static void on_signal(int sig)
