@@ -28,7 +28,8 @@ struct cfitable {
 /* Builds b's table into t. 0, or -errno: ENOENT no .eh_frame_hdr or no
  * CFI, ENOTSUP an .eh_frame_hdr encoding other than the one linkers
  * write, E2BIG over max_rows rows or a page with more than
- * TP_CFI_PAGE_ROWS, EINVAL a malformed header, ENOMEM. */
+ * TP_CFI_PAGE_ROWS, EINVAL a malformed header, ETIME the build took
+ * over a second (a binary made to cost), ENOMEM. */
 int cfitable__build(const struct bincache_entry *b, uint32_t max_rows,
 		    struct cfitable *t);
 
