@@ -180,8 +180,12 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 	if (cfg && (cfg->unwind == TP_PROC_UNWIND_COPY ||
 		    (cfg->unwind == TP_PROC_UNWIND_CFI && cfi_check_all)))
 		return TP_USTACK_REGS;
-	every = bpf_ktime_get_boot_ns() - start_ns < TP_YOUNG_NS ?
-			probe_every_young : TP_PROBE_EVERY;
+	if (cfg && cfg->unwind == TP_PROC_UNWIND_CFI)
+		every = TP_PROBE_EVERY_CFI;
+	else if (bpf_ktime_get_boot_ns() - start_ns < TP_YOUNG_NS)
+		every = probe_every_young;
+	else
+		every = TP_PROBE_EVERY;
 	if (!every)		/* cannot happen: the agent sets it >= 1 */
 		return 0;
 	return bpf_get_prandom_u32() % every == 0 ?

@@ -99,6 +99,9 @@ enum tp_unwind_mode {
  * not known), so that a short program is classified at any rate without
  * probing a fast one hundreds of times. */
 #define TP_PROBE_EVERY		64
+/* A process walked by CFI in the kernel is probed only to check the walk
+ * against libdwfl: one sample in this many. */
+#define TP_PROBE_EVERY_CFI	1024
 #define TP_YOUNG_NS		(2ull * 1000 * 1000 * 1000)
 #define TP_YOUNG_PROBES		4
 
