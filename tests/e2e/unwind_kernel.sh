@@ -105,8 +105,8 @@ for c in $CASES; do
 	echo "unwind kernel $c: ${NEED[$c]// / <- } in $have of $all samples ($p%)" >&2
 	# Every kernel walk is the whole chain (seen 100%). What misses is
 	# the frame-pointer stacks before `auto` marked the process: its
-	# young probes come one in 499 samples at 999 Hz, the first after
-	# 0.5 s on average (seen 1-3% of a 4 s run), and a few at the chain's
+	# young probes come one in 124 samples at 999 Hz, the first after
+	# 0.125 s on average (seen 1-3% of a 5 s run), and a few at the chain's
 	# edges (the handler's entry, a call into the JIT code before its
 	# push). Floor: 95%.
 	if [ "${all:-0}" -ge 500 ] && within "$p" 95 100; then
