@@ -214,6 +214,7 @@ static const struct counter_ref kernel_cfi_refs[] = {
 	COUNTER(UNWIND, kcfi_stacks),
 	COUNTER_SUB(UNWIND, kcfi_checked),
 	COUNTER_SUB(UNWIND, kcfi_differs),
+	COUNTER_SUB(UNWIND, kcfi_stale),
 };
 LINE(kernel_cfi);
 
@@ -333,6 +334,7 @@ static const struct counter_ref kernel_cfi_summary_refs[] = {
 	COUNTER(UNWIND, kcfi_refused),
 	COUNTER(UNWIND, kcfi_checked),
 	COUNTER_SUB(UNWIND, kcfi_differs),
+	COUNTER_SUB(UNWIND, kcfi_stale),
 };
 LINE(kernel_cfi_summary);
 

@@ -58,7 +58,8 @@ static size_t frames(struct resolver *r, struct proc *p,
 	size_t nu;
 
 	nu = unwinder__user_stack(r->x.uw, p, &(struct unwind_sample){
-		.pid = s->pid, .tid = s->tid, .fp = rs->frames,
+		.pid = s->pid, .tid = s->tid, .time_ns = s->time_ns,
+		.fp = rs->frames,
 		.nfp = s->user_depth, .in_kernel = s->kern_depth > 0,
 		.has_sp_word = s->ustack_flags & TP_USTACK_SP_WORD,
 		.sp_word = s->sp_word,

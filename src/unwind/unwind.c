@@ -22,6 +22,7 @@
 #include "unwind/dwflspace.h"
 #include "unwind/fpstack.h"
 #include "unwind/unwind.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 
 /* One process. */
@@ -32,6 +33,8 @@ struct uwproc {
 	struct automark mark;		/* auto */
 	uint64_t cfi_maps_ver;		/* the maps the kernel's CFI walk
 					   was given (unwinder__cfi_maps) */
+	uint64_t cfi_sent_ns;		/* when (CLOCK_MONOTONIC) */
+	bool cfi_walked;		/* counted in kcfi_procs */
 	struct dwflspace space;		/* CFI by libdwfl */
 };
 
@@ -145,6 +148,7 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 {
 	struct uwproc *up = p && !p->stale ? uwproc_get(u, p) : NULL;
 	uint64_t cfi[TP_MAX_FRAMES];
+	bool stale;
 	size_t n;
 
 	memcpy(out, s->fp, s->nfp * sizeof(*out));
@@ -154,8 +158,12 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 	/* A walk that ended at a pc in none of the mappings it was given
 	 * (a library loaded since): the maps are read again (rate-bounded),
 	 * and the new ones go to the kernel at once. */
-	if (s->nfp && !proctable__map_at(p, s->fp[s->nfp - 1]))
+	stale = up->cfi_maps_ver != p->maps_ver ||
+		s->time_ns < up->cfi_sent_ns;	/* walked by older ones */
+	if (s->nfp && !proctable__map_at(p, s->fp[s->nfp - 1])) {
 		proctable__find_map(u->procs, p, s->fp[s->nfp - 1]);
+		stale = true;
+	}
 	if (up->cfi_maps_ver != p->maps_ver)
 		autopolicy__renew(u->policy, up->pid, &up->mark);
 	if (!s->regs || !p->nmaps)
@@ -165,6 +173,10 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 	n = dwflspace__unwind(&up->space, p, s, cfi);
 	u->stats.kcfi_checked++;
 	if (n > s->nfp || memcmp(cfi, s->fp, n * sizeof(*cfi))) {
+		if (stale) {	/* the kernel did not have the mapping yet */
+			u->stats.kcfi_stale++;
+			return s->nfp;
+		}
 		u->stats.kcfi_differs++;
 		if (u->verbose)
 			fprintf(stderr, "tagprof: unwind: pid %u: kernel CFI "
@@ -203,6 +215,7 @@ long unwinder__cfi_maps(struct unwinder *u, uint32_t pid, uint64_t *start_ns,
 		}
 	}
 	up->cfi_maps_ver = p->maps_ver;
+	up->cfi_sent_ns = clock__mono_ns();
 	*start_ns = up->start_ns;
 	return (long)n;
 }
@@ -221,6 +234,16 @@ int unwinder__cfi_table(struct unwinder *u, struct bincache_entry *b,
 
 void unwinder__cfi_result(struct unwinder *u, uint32_t pid, bool in_force)
 {
+	struct uwproc *up = NULL;
+	uint64_t v;
+
+	if (hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
+		up = (struct uwproc *)(uintptr_t)v;
+	/* A renewal (new mappings) is no new process. */
+	if (in_force && up && up->cfi_walked)
+		return;
+	if (up)
+		up->cfi_walked = in_force;
 	if (in_force)
 		u->stats.kcfi_procs++;
 	else

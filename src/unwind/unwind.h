@@ -53,7 +53,10 @@ struct tp_uregs;
 	X(kcfi_stacks, "stacks walked by kernel CFI")			\
 	/* probes of those unwound by libdwfl too, to check them */	\
 	X(kcfi_checked, "checked against libdwfl")			\
-	X(kcfi_differs, "differing from libdwfl")
+	X(kcfi_differs, "differing from libdwfl")			\
+	/* ... shorter, for a mapping made after the kernel was given the	\
+	   process's mappings (they are sent again) */			\
+	X(kcfi_stale, "cut at a mapping made since")
 
 struct unwind_stats {
 	UNWIND_COUNTERS(COUNTER_FIELD)
@@ -71,6 +74,7 @@ void unwinder__free(struct unwinder *u);	/* accepts NULL */
  * NULL when it copied no stack. */
 struct unwind_sample {
 	uint32_t pid, tid;
+	uint64_t time_ns;	/* when it was taken (CLOCK_MONOTONIC) */
 	const uint64_t *fp;	/* frame-pointer chain, leaf first */
 	size_t nfp;
 	bool in_kernel;		/* kernel frames too: fp[0] is a return

@@ -4,9 +4,10 @@
  *           samples go sig_spin -> on_signal -> the signal trampoline ->
  *           the interrupted sig_loop -> main
  *   plt     plt_loop calls labs and ldiv in libc through the PLT
- *   jit     jit_caller calls generated code with a frame pointer
- *           (jit_spin, named in /tmp/perf-PID.map), and half the time
- *           runs the nofp chain f1 -> f2 -> f3, so `auto` marks it
+ *   jit     runs the nofp chain f1 -> f2 -> f3 for a second (`auto`
+ *           marks it), then maps generated code with a frame pointer
+ *           (jit_spin, named in /tmp/perf-PID.map), which jit_caller
+ *           calls half the time: a mapping made after the mark
  *   deep    deep recursion, 200 frames, past the 127-frame cap
  * Every function noinline and no tail calls, so the chains are there. */
 #include <signal.h>
@@ -107,10 +108,14 @@ NOINLINE void f1(unsigned long n) { volatile unsigned long l = n; f2(l); }
 static int run_jit(double end)
 {
 	char path[64];
-	void *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double first = now() + 1;
+	void *code;
 	FILE *f;
 
+	while (now() < first && now() < end)
+		f1(1000000);
+	code = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (code == MAP_FAILED)
 		return 1;
 	memcpy(code, jit_code, sizeof(jit_code));
