@@ -103,11 +103,12 @@ enum tp_unwind_mode {
  * against libdwfl: one sample in this many. */
 #define TP_PROBE_EVERY_CFI	1024
 #define TP_YOUNG_NS		(2ull * 1000 * 1000 * 1000)
-/* 16: the first probe comes after 1/16 of the young time on average
- * (0.125 s), so that a process without frame pointers is walked by CFI
- * within a few of its first samples; 4 left a 5 s program's first 0.5 s of
- * stacks broken. */
-#define TP_YOUNG_PROBES		16
+/* 64: the first probe comes after 1/64 of the young time on average
+ * (31 ms), so that a process without frame pointers is walked by CFI
+ * within its first tens of samples; 4 left a 5 s program's first 0.5 s of
+ * stacks broken, 16 its first 0.2-0.4 s. A probe is an 8 KiB copy: 3% of
+ * a young process's samples at any rate. */
+#define TP_YOUNG_PROBES		64
 
 /* tp_proc_cfg.unwind: set by the agent in `auto` mode. */
 enum tp_proc_unwind {

@@ -21,9 +21,9 @@ NOFP=$WORKLOADS/nofp_chain
 CASEBIN=$WORKLOADS/nofp_cases
 
 # kcfi_field ERRFILE WHAT: the number before WHAT in the summary's
-# "kernel CFI:" line.
+# "kernel CFI:" line (the first: -v prints the comments' too).
 kcfi_field() {
-	grep '^tagprof: kernel CFI:' "$1" | sed -nE "s/.*[ (]([0-9]+) $2.*/\1/p"
+	grep -m1 '^tagprof: kernel CFI:' "$1" | sed -nE "s/.*[ (]([0-9]+) $2.*/\1/p"
 }
 
 # share FILE PROCESS NEED...: "HAVE ALL": ALL samples of PROCESS whose
@@ -63,7 +63,7 @@ if "$TAGPROF" record -F 999 -o "$out" -- "$NOFP" 4 2>"$TMP/chain.err"; then
 		fail unwind_kernel_chain_bytes "${bytes:-?} ring-buffer bytes per sample (want <= 1024)"
 	fi
 	# Walked by the kernel: all but the samples before the mark (a young
-	# process is probed 16 times in its first 2 s; the first probe that
+	# process is probed 64 times in its first 2 s; the first probe that
 	# lands in its nofp chain marks it as the agent reads it; seen 89-99%
 	# on a loaded machine): >= 85% of >= 1000 samples.
 	p=$(pct "${walks:-0}" "${samples:-0}")
@@ -95,7 +95,7 @@ for c in $CASES; do
 	fi
 	checked=$(kcfi_field "$TMP/$c.err" "checked against libdwfl")
 	differ=$(kcfi_field "$TMP/$c.err" "differing from libdwfl")
-	echo "unwind kernel $c: $(grep '^tagprof: kernel CFI' "$TMP/$c.err")" >&2
+	echo "unwind kernel $c: $(grep -m1 '^tagprof: kernel CFI' "$TMP/$c.err")" >&2
 	# Equal means equal: libdwfl's stack, from the copy of the same
 	# sample, is the kernel's (or, where the copy ended first, its start).
 	if [ "${checked:-0}" -ge 1000 ] && [ "$differ" = 0 ]; then
@@ -109,8 +109,8 @@ for c in $CASES; do
 	echo "unwind kernel $c: ${NEED[$c]// / <- } in $have of $all samples ($p%)" >&2
 	# Every kernel walk is the whole chain (seen 100%). What misses is
 	# the frame-pointer stacks before `auto` marked the process: its
-	# young probes come one in 124 samples at 999 Hz, the first after
-	# 0.125 s on average (seen 1-3% of a 5 s run), and a few at the chain's
+	# young probes come one in 31 samples at 999 Hz, the first after
+	# 31 ms on average (seen 1-3% of a 5 s run), and a few at the chain's
 	# edges (the handler's entry, a call into the JIT code before its
 	# push). Floor: 95%.
 	if [ "${all:-0}" -ge 500 ] && within "$p" 95 100; then
