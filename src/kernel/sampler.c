@@ -527,15 +527,21 @@ int sampler__ncpus(const struct sampler *s)
 	return s->ncpus;
 }
 
+/* The bytes a mapping of array map m spans: its values, 8 bytes apart
+ * (their size here is a multiple of 8), in whole pages. */
+static size_t mapped_len(struct bpf_map *m)
+{
+	size_t len = (size_t)bpf_map__max_entries(m) * bpf_map__value_size(m);
+
+	return (len + TP_PAGE_SIZE - 1) & ~(size_t)(TP_PAGE_SIZE - 1);
+}
+
 /* Maps array map m into the agent: NULL on failure. */
 static void *map_array(struct bpf_map *m, uint32_t *entries)
 {
-	size_t len = (size_t)bpf_map__max_entries(m) * bpf_map__value_size(m);
-	void *p;
+	void *p = mmap(NULL, mapped_len(m), PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(m), 0);
 
-	len = (len + TP_PAGE_SIZE - 1) & ~(size_t)(TP_PAGE_SIZE - 1);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(m), 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	*entries = bpf_map__max_entries(m);
@@ -544,10 +550,8 @@ static void *map_array(struct bpf_map *m, uint32_t *entries)
 
 static void unmap_array(void *p, struct bpf_map *m)
 {
-	size_t len = (size_t)bpf_map__max_entries(m) * bpf_map__value_size(m);
-
 	if (p)
-		munmap(p, (len + TP_PAGE_SIZE - 1) & ~(size_t)(TP_PAGE_SIZE - 1));
+		munmap(p, mapped_len(m));
 }
 
 int sampler__cfi_tables(struct sampler *s, struct sampler_cfi *out)
