@@ -50,3 +50,66 @@ bpf_stats() {
 		}
 		END { if (!found) exit 1; print rt, rc, names }'
 }
+
+# bench_log MESSAGE: MESSAGE on stderr, after the script's name.
+bench_log() { echo "$(basename "$0" .sh): $*" >&2; }
+
+alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+# stop_pid PID SIGNAL: stops a leftover process, then SIGKILL if it does not
+# go. Profilers get SIGINT so they detach their BPF programs and perf events;
+# the rest get SIGTERM, as background jobs of a script ignore SIGINT.
+stop_pid() {
+	local pid=$1 sig=$2 i
+	alive "$pid" || return 0
+	kill -"$sig" "$pid" 2>/dev/null || true
+	for i in $(seq 50); do
+		alive "$pid" || return 0
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+}
+
+# busy_ms: CPU time all CPUs spent not idle so far (/proc/stat: user, nice,
+# system, irq, softirq, steal), in ms.
+busy_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '/^cpu / {
+		printf "%.0f", 1000 * ($2 + $3 + $4 + $7 + $8 + $9) / hz
+	}' /proc/stat
+}
+
+# proc_cpu_ms PID: user+sys ms of PID's threads so far (/proc/PID/stat, in
+# clock ticks: coarse, but fine for telling other load apart); 0 if none.
+proc_cpu_ms() {
+	local stat
+	stat=$(cat /proc/"${1:-none}"/stat 2>/dev/null) || { echo 0; return; }
+	# Fields after the ")" that ends the command name: utime is the 12th.
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", 1000 * ($12 + $13) / hz }' \
+		<<<"${stat##*) }"
+}
+
+# wait_quiet PCT SECS: waits until the CPUs were busy less than PCT % of
+# the time for a second (or SECS s passed), so a run does not start in
+# someone else's job.
+wait_quiet() {
+	local pct=$1 secs=$2 waited b0 cap
+	cap=$((10 * pct * $(nproc)))	# PCT % of 1 s, in ms
+	for ((waited = 0; waited < secs; waited += 2)); do
+		b0=$(busy_ms)
+		sleep 1
+		if [ $(($(busy_ms) - b0)) -le "$cap" ]; then
+			return 0
+		fi
+		[ "$waited" -eq 0 ] && bench_log "CPUs busy with other work: waiting"
+		sleep 1
+	done
+	bench_log "warning: still busy after ${secs}s: measuring anyway"
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on just now.
+free_port() {
+	python3 -c 'import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}

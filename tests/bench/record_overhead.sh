@@ -58,22 +58,6 @@ WORK_PIDS=()
 die() { echo "record_overhead: $*" >&2; exit 1; }
 log() { echo "record_overhead: $*" >&2; }
 
-alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
-
-# stop_pid PID SIGNAL: stops a leftover process, then SIGKILL if it does not
-# go. Profilers get SIGINT so they detach their BPF programs and perf events;
-# the rest get SIGTERM, as background jobs of a script ignore SIGINT.
-stop_pid() {
-	local pid=$1 sig=$2 i
-	alive "$pid" || return 0
-	kill -"$sig" "$pid" 2>/dev/null || true
-	for i in $(seq 50); do
-		alive "$pid" || return 0
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-}
-
 # Temp files go, except after a failure: then the failed run's output
 # (profiler stderr, GNU time's report) is kept for a look.
 cleanup() {
@@ -115,41 +99,6 @@ children_cpu_ms() {
 		}
 		printf "%.0f", ms
 	}' "$1"
-}
-
-# busy_ms: CPU time all CPUs spent not idle so far (/proc/stat: user, nice,
-# system, irq, softirq, steal), in ms.
-busy_ms() {
-	awk -v hz="$(getconf CLK_TCK)" '/^cpu / {
-		printf "%.0f", 1000 * ($2 + $3 + $4 + $7 + $8 + $9) / hz
-	}' /proc/stat
-}
-
-# proc_cpu_ms PID: user+sys ms of PID's threads so far (/proc/PID/stat, in
-# clock ticks: coarse, but fine for telling other load apart); 0 if none.
-proc_cpu_ms() {
-	local stat
-	stat=$(cat /proc/"${1:-none}"/stat 2>/dev/null) || { echo 0; return; }
-	# Fields after the ")" that ends the command name: utime is the 12th.
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", 1000 * ($12 + $13) / hz }' \
-		<<<"${stat##*) }"
-}
-
-# wait_quiet: waits until the CPUs were nearly idle for a second (or
-# QUIET_WAIT s passed), so a run does not start in someone else's job.
-wait_quiet() {
-	local waited b0 cap
-	cap=$((10 * FOREIGN_MAX * $(nproc)))	# FOREIGN_MAX % of 1 s, in ms
-	for ((waited = 0; waited < QUIET_WAIT; waited += 2)); do
-		b0=$(busy_ms)
-		sleep 1
-		if [ $(($(busy_ms) - b0)) -le "$cap" ]; then
-			return 0
-		fi
-		[ "$waited" -eq 0 ] && log "CPUs busy with other work: waiting"
-		sleep 1
-	done
-	log "warning: still busy after ${QUIET_WAIT}s: measuring anyway"
 }
 
 # --- preparation ---
@@ -379,7 +328,7 @@ measure() {
 measure_quiet() {
 	local name=$1 run=$2 try
 	for ((try = 1; ; try++)); do
-		wait_quiet
+		wait_quiet "$FOREIGN_MAX" "$QUIET_WAIT"
 		measure "$name"
 		log "run $run/$RUNS $(printf '%-8s' "$name") wall, cpu_s, rss_KiB," \
 			"samples, lost, bpf_ns: $RESULT; other load $FOREIGN%"
