@@ -212,7 +212,13 @@ static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 			stat_inc(st, ustack_failed);
 			return 0;
 		}
-		len = read_ustack(r->sp, (__u8 *)(r + 1), stack_bytes,
+		/* A probe asks only whether CFI finds frames the chain
+		 * lacks, or checks the kernel's walk: the top of the stack
+		 * answers, at a quarter of the bytes. */
+		len = read_ustack(r->sp, (__u8 *)(r + 1),
+				  copy & TP_USTACK_PROBE &&
+						  stack_bytes > TP_PROBE_BYTES ?
+					  TP_PROBE_BYTES : stack_bytes,
 				  &is_short);
 		if (len >= sizeof(__u64)) {
 			s->hdr.sp_word = *(__u64 *)(r + 1);

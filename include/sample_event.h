@@ -103,6 +103,10 @@ enum tp_unwind_mode {
  * against libdwfl: one sample in this many. */
 #define TP_PROBE_EVERY_CFI	1024
 #define TP_YOUNG_NS		(2ull * 1000 * 1000 * 1000)
+/* A probe copies at most this much stack: enough to see the chain break
+ * in the frames near the leaf, where it breaks (a libc function without
+ * a frame), and to check the kernel's CFI walk that far. */
+#define TP_PROBE_BYTES		2048
 /* 64: the first probe comes after 1/64 of the young time on average
  * (31 ms), so that a process without frame pointers is walked by CFI
  * within its first tens of samples; 4 left a 5 s program's first 0.5 s of
