@@ -255,6 +255,8 @@ static __always_inline bool cfi_frame(struct cfi_walk *c, struct fp_window *w)
 		}
 		w->pc = ra;
 		w->sp = v;
+		if (!ra)
+			w->why = CFI_END_OUTERMOST;
 		return ra != 0;
 	case TP_CFI_END:
 		w->why = CFI_END_OUTERMOST;
