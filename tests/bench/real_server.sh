@@ -50,9 +50,13 @@
 # Printed per server and profiler:
 #   req/s       median throughput (requests/s over the SET and GET tests:
 #               their harmonic mean, as both have N requests)
-#   loss%       median over rounds of 1 - req/s / the same round's
-#               no-profiler req/s (positive: slower)
-#   loss_range  the lowest and highest of those losses
+#   loss%       1 - req/s / the no-profiler req/s, of the medians (positive:
+#               slower)
+#   paired%     the median over rounds of the same, each run against the
+#               same round's no-profiler run
+#   range       the lowest and highest of those paired losses; for the
+#               no-profiler rows, how far their runs lie from their median
+#               (below..above, %): the noise in which the losses stand
 #   B/sample    tagprof: ring-buffer bytes per sample (median of its
 #               summary's figure); perf: perf.data bytes per sample
 #   start%      tagprof: the server's samples (filtered by its pid) whose user
@@ -398,7 +402,7 @@ num() {
 }
 
 report() {
-	local srv prof loss range lost
+	local srv prof base loss paired range lost
 	echo
 	echo "real_server: redis $(dpkg-query -W -f '${Version}' redis-server);" \
 		"redis-benchmark -c $CLIENTS -P $PIPELINE -r $KEYSPACE -t set,get" \
@@ -406,9 +410,12 @@ report() {
 		"unprofiled); -F $FREQ; median of $ROUNDS interleaved rounds;" \
 		"$([ "$PIN" = 1 ] && echo "server on CPU 0, client on CPU 1;" || echo "not pinned;")" \
 		"$(nproc) CPUs, $(uname -r)"
-	echo "(B/sample: tagprof's ring-buffer bytes, perf's perf.data bytes;" \
-		"start%/entry%: the server's samples whose user stack reaches" \
-		"_start or clone / also glibc's start code; lost: perf counts chunks)"
+	echo "(loss%: of the medians; paired%: median of each round's loss" \
+		"against its own no-profiler run; range: of those, or for none the" \
+		"spread of its runs around their median; B/sample: tagprof's" \
+		"ring-buffer bytes, perf's perf.data bytes; start%/entry%: the" \
+		"server's samples whose user stack reaches _start or clone / also" \
+		"glibc's start code; lost: perf counts chunks)"
 	awk '$11 > 1 { r += $11 - 1 } $10 > max { k++ }
 		END { printf "(runs redone for other load above %s%% of the CPUs: %d; kept anyway: %d)\n", max, r, k }' \
 		max="$FOREIGN_MAX" "$TMP/results"
@@ -417,23 +424,32 @@ report() {
 		{ print $0, (base[$1 " " $2] ? 100 * (1 - $4 / base[$1 " " $2]) : "-") }' \
 		"$TMP/results" >"$TMP/results.loss"
 	echo
-	printf '%-7s %-13s %9s %7s %-13s %9s %7s %7s %8s %6s\n' server profiler \
-		req/s loss% loss_range B/sample start% entry% samples lost
+	printf '%-7s %-13s %9s %6s %8s %-13s %9s %7s %7s %8s %6s\n' server profiler \
+		req/s loss% paired% range B/sample start% entry% samples lost
 	for srv in "${SERVERS[@]}"; do
+		base=$(col "$srv" none 4)
 		for prof in "${PROFILERS[@]}"; do
-			loss=$(awk -v s="$srv" -v p="${prof// /_}" '$2 == s && $3 == p && $12 != "-" { print $12 }' \
+			loss=$(awk -v r="$(col "$srv" "$prof" 4)" -v b="$base" \
+				'BEGIN { if (r + 0 > 0 && b + 0 > 0) printf "%.1f", 100 * (1 - r / b); else print "-" }')
+			paired=$(awk -v s="$srv" -v p="${prof// /_}" '$2 == s && $3 == p && $12 != "-" { print $12 }' \
 				"$TMP/results.loss" | median)
 			range=$(awk -v s="$srv" -v p="${prof// /_}" '$2 == s && $3 == p {
 					if ($12 == "-") next
-					if (!c++ || $12 < lo) lo = $12; if ($12 > hi) hi = $12 }
+					if (!c++) lo = hi = $12
+					if ($12 < lo) lo = $12; if ($12 > hi) hi = $12 }
 				END { if (c) printf "%.1f..%.1f", lo, hi; else print "-" }' "$TMP/results.loss")
 			lost=$(awk -v s="$srv" -v p="${prof// /_}" '$2 == s && $3 == p && $9 != "-" { t += $9; c++ }
 				END { print c ? t : "-" }' "$TMP/results")
 			if [ "$prof" = none ]; then
-				loss=- range=- lost=-
+				loss=- paired=- lost=-
+				range=$(awk -v s="$srv" -v b="$base" '$2 == s && $3 == "none" {
+						d = 100 * ($4 / b - 1)
+						if (!c++) lo = hi = d
+						if (d < lo) lo = d; if (d > hi) hi = d }
+					END { if (c) printf "%+.1f..%+.1f", lo, hi; else print "-" }' "$TMP/results")
 			fi
-			printf '%-7s %-13s %9s %7s %-13s %9s %7s %7s %8s %6s\n' "$srv" "$prof" \
-				"$(num %.0f "$(col "$srv" "$prof" 4)")" "$(num %.1f "$loss")" "$range" \
+			printf '%-7s %-13s %9s %6s %8s %-13s %9s %7s %7s %8s %6s\n' "$srv" "$prof" \
+				"$(num %.0f "$(col "$srv" "$prof" 4)")" "$loss" "$(num %.1f "$paired")" "$range" \
 				"$(num %.0f "$(col "$srv" "$prof" 5)")" "$(num %.1f "$(col "$srv" "$prof" 6)")" \
 				"$(num %.1f "$(col "$srv" "$prof" 7)")" "$(num %.0f "$(col "$srv" "$prof" 8)")" "$lost"
 		done
