@@ -113,3 +113,17 @@ s = socket.socket()
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])'
 }
+
+# children_cpu_ms FILE: user+sys ms of the reaped children of the shell that
+# ran `times >FILE` (its second line, as "0m1.234s 0m0.056s"). `times` has
+# ms resolution where GNU time prints only centiseconds; it must not run in
+# a pipe or $(...), whose fork would start the children's count at zero.
+children_cpu_ms() {
+	awk 'NR == 2 {
+		for (i = 1; i <= 2; i++) {
+			split($i, a, /[ms]/)
+			ms += 1000 * (60 * a[1] + a[2])
+		}
+		printf "%.0f", ms
+	}' "$1"
+}

@@ -374,19 +374,6 @@ measure_quiet() {
 
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
 
-# children_cpu_ms FILE: user+sys ms of the reaped children of the shell that
-# ran `times >FILE` (its second line). Not in a pipe or $(...): their fork
-# would start the children's count at zero.
-children_cpu_ms() {
-	awk 'NR == 2 {
-		for (i = 1; i <= 2; i++) {
-			split($i, a, /[ms]/)
-			ms += 1000 * (60 * a[1] + a[2])
-		}
-		printf "%.0f", ms
-	}' "$1"
-}
-
 # --- report ---
 
 # col SERVER PROFILER FIELD: the median of a results column over the rounds.
