@@ -92,8 +92,15 @@ for walk in 1 0; do
 	echo "deep stacks, BPF walk $walk: $good of $all spin samples have the top stack, $depth frames: ${shape:0:40}...${shape: -40}" >&2
 	[ "${all:-0}" -ge 500 ] && [ $((good * 100)) -ge $((all * 97)) ] &&
 		[[ $shape == spin\;descend\;*\;descend\;main\;__libc_start_call_main ]] &&
-		[ "$(grep -o "descend" <<<"$shape" | wc -l)" -eq 121 ] ||
+		[ "$(grep -o "descend" <<<"$shape" | wc -l)" -eq 121 ] || {
 		shapes="$shapes walk=$walk:$good/$all:$depth-frames"
+		# the other stacks' shapes, for the log: samples, depth, ends
+		traces "$TMP/deep$walk.pb.gz" -tagfocus=process=fixedwork |
+			awk -v top="$shape" '$2 ~ /^spin;/ && $2 != top {
+				n = split($2, f, ";")
+				print "  other stack: " $1 " samples, " n " frames, " f[1] ";" f[2] "..." f[n - 1] ";" f[n]
+			}' | sort -t' ' -k5 -rn | head -5 >&2
+	}
 	[ -z "$shape1" ] && shape1=$shape
 	[ "$shape" = "$shape1" ] || shapes="$shapes walks-differ"
 done
