@@ -11,13 +11,9 @@
 #include "unwind/unwind.h"
 #include "util/hashmap.h"
 
-/* A binary that has no table is remembered as such, not built again. */
-#define NO_TABLE_SLOT	TP_CFI_NO_TABLE
-
 struct cfiload {
 	struct sampler *s;
-	struct sampler_cfi t;		/* mapped on first use */
-	bool mapped;
+	struct sampler_cfi t;		/* mapped on first use (rows set) */
 	struct hashmap *bins;		/* (dev, ino) -> bin slot */
 	struct hashmap *procs;		/* pids written */
 	uint32_t rows, pages, nbins;	/* used so far */
@@ -87,7 +83,8 @@ static int write_table(struct cfiload *l, const struct cfitable *t,
 /* A binary's table as written: its slot, and the file address of its row
  * offset 0. */
 struct loaded {
-	uint32_t slot;		/* NO_TABLE_SLOT: it has none */
+	uint32_t slot;		/* TP_CFI_NO_TABLE: it has none, and is
+				   remembered so, not built again */
 	uint64_t base;
 };
 
@@ -101,7 +98,7 @@ static int table_of(struct cfiload *l, struct unwinder *u,
 	uint64_t v;
 	int err;
 
-	out->slot = NO_TABLE_SLOT;
+	out->slot = TP_CFI_NO_TABLE;
 	out->base = 0;
 	if (!m->bin)
 		return 0;
@@ -114,7 +111,7 @@ static int table_of(struct cfiload *l, struct unwinder *u,
 	ld = calloc(1, sizeof(*ld));
 	if (!ld)
 		return -ENOMEM;
-	ld->slot = NO_TABLE_SLOT;
+	ld->slot = TP_CFI_NO_TABLE;
 	if (!unwinder__cfi_table(u, m->bin, &t)) {
 		err = write_table(l, &t, &ld->slot);
 		ld->base = t.base;
@@ -140,11 +137,10 @@ int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
 	long n;
 	int err;
 
-	if (!l->mapped) {
+	if (!l->t.rows) {
 		err = sampler__cfi_tables(l->s, &l->t);
 		if (err)
 			return err;
-		l->mapped = true;
 	}
 	n = unwinder__cfi_maps(u, pid, &start_ns, l->maps, TP_CFI_MAPS);
 	if (n < 0)

@@ -91,14 +91,21 @@ size_t unwinder__take_marks(struct unwinder *u, struct unwind_mark *out,
 	return autopolicy__take(u->policy, out, max);
 }
 
-void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy)
+/* pid's state, or NULL if the unwinder has none. */
+static struct uwproc *uwproc_of(const struct unwinder *u, uint32_t pid)
 {
 	uint64_t v;
 
-	if (hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
-		autopolicy__refused(u->policy,
-				    &((struct uwproc *)(uintptr_t)v)->mark,
-				    copy);
+	return hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v) ?
+		       (struct uwproc *)(uintptr_t)v : NULL;
+}
+
+void unwinder__mark_refused(struct unwinder *u, uint32_t pid, bool copy)
+{
+	struct uwproc *up = uwproc_of(u, pid);
+
+	if (up)
+		autopolicy__refused(u->policy, &up->mark, copy);
 }
 
 static void uwproc_free(void *ptr)
@@ -202,14 +209,12 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 long unwinder__cfi_maps(struct unwinder *u, uint32_t pid, uint64_t *start_ns,
 			struct unwind_cfi_map *out, size_t max)
 {
-	struct uwproc *up;
+	struct uwproc *up = uwproc_of(u, pid);
 	struct proc *p;
-	uint64_t v;
 	size_t n = 0;
 
-	if (!hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
+	if (!up)
 		return -1;
-	up = (struct uwproc *)(uintptr_t)v;
 	p = proctable__get(u->procs, pid, up->start_ns, NULL);
 	if (!p || p->stale || !p->nmaps || p->nmaps > max)
 		return -1;
@@ -247,11 +252,8 @@ int unwinder__cfi_table(struct unwinder *u, struct bincache_entry *b,
 
 void unwinder__cfi_result(struct unwinder *u, uint32_t pid, bool in_force)
 {
-	struct uwproc *up = NULL;
-	uint64_t v;
+	struct uwproc *up = uwproc_of(u, pid);
 
-	if (hashmap__get(u->procs_by_pid, &pid, sizeof(pid), &v))
-		up = (struct uwproc *)(uintptr_t)v;
 	/* A renewal (new mappings) is no new process. */
 	if (in_force && up && up->cfi_walked)
 		return;
@@ -264,7 +266,8 @@ void unwinder__cfi_result(struct unwinder *u, uint32_t pid, bool in_force)
 	if (u->verbose)
 		fprintf(stderr, "tagprof: unwind: pid %u: %s\n", pid,
 			in_force ? "walked by CFI tables in the kernel" :
-				   "no room for its CFI tables: stacks copied");
+				   "its CFI tables could not be put in the "
+				   "kernel: stacks copied");
 }
 
 size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
