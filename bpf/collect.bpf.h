@@ -262,6 +262,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	struct scratch *s;
 	__u64 *frames;
 	__u64 size, h = 0;
+	__u32 kslot, fbytes;
 	bool has_mm;
 	STAGES_BEGIN();
 
@@ -327,9 +328,8 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 			stat_inc(st, no_user_stack);
 	}
 	STAGE_END(STAGE_USTACK);
-	nk = kernel_frames(ctx, regs, &frames[nu]);
-	if (stack_ids && nk)
-		h = fold_frames(h, frames, nu, nu + nk);
+	/* With stack ids, one slot between the two takes the kernel's id. */
+	nk = kernel_frames(ctx, regs, &frames[nu + (stack_ids ? 1 : 0)]);
 	STAGE_END(STAGE_KSTACK);
 	s->hdr.user_depth = nu;
 	s->hdr.kern_depth = nk;
@@ -340,15 +340,21 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	if (nu > TP_MAX_FRAMES || nk > TP_MAX_FRAMES)
 		return 0;
 
-	size = sizeof(s->hdr) + pad + (nu + nk) * sizeof(__u64);
+	kslot = stack_ids && nk ? 1 : 0;
+	size = sizeof(s->hdr) + pad + (nu + kslot + nk) * sizeof(__u64);
 	s->hdr.stack_size = 0;
 	if (HAVE_USTACK && has_mm)
-		size += user_extras(regs, st, cfg, s, &frames[nu + nk]);
+		size += user_extras(regs, st, cfg, s, &frames[nu + kslot + nk]);
 	STAGE_END(STAGE_EXTRAS);
 	s->hdr.stack_kind = TP_STACK_FRAMES;
+	s->hdr.kstack_kind = TP_STACK_FRAMES;
 	s->hdr.stack_id = 0;
-	if (stack_ids && name_stack(s, h, nu, nk) == TP_STACK_SEEN)
-		size = sizeof(s->hdr) + pad;
+	if (stack_ids) {
+		fbytes = name_stacks(s, frames, h, nu, nk);
+		/* with a stack copy behind them, every frame goes */
+		if (!(s->hdr.ustack_flags & TP_USTACK_REGS))
+			size = sizeof(s->hdr) + pad + fbytes;
+	}
 	/* Through the scratch value and back: read from a map, the size is
 	 * known to the verifier only by the bound checked next, the same on
 	 * every path that led here, so it checks what follows once rather
@@ -372,6 +378,10 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 		mark_sent(s->hdr.stack_id);
 	else if (s->hdr.stack_kind == TP_STACK_SEEN)
 		stat_inc(st, stack_seen);
+	if (s->hdr.kstack_kind == TP_STACK_NEW)
+		mark_sent(s->kstack_id);
+	else if (s->hdr.kstack_kind == TP_STACK_SEEN)
+		stat_inc(st, kstack_seen);
 	return 0;
 }
 

@@ -86,15 +86,21 @@ static __always_inline struct tp_stats *cpu_stats(void)
  * The context blob goes first; the frames follow it, 8-byte aligned, then
  * the user registers and stack copy, if any. The members after ctx only
  * reserve room: what follows the blob starts right after its padding. */
+/* A record's frames: the user stack's and the kernel's, and between them
+ * the kernel stack's id when stack ids are on (stackid.bpf.h). */
+#define FRAME_SLOTS	(2 * TP_MAX_FRAMES + 1)
+
 struct scratch {
 	struct tp_sample hdr;
 	__u8 ctx[TP_CTX_SPACE];
-	__u64 frames[2 * TP_MAX_FRAMES];
+	/* user frames, the kernel stack's id (with stack ids), kernel frames */
+	__u64 frames[FRAME_SLOTS];
 	struct tp_uregs uregs;
 	__u8 ustack[TP_STACK_MAX];
 	/* not sent: this CPU's bytes since it last asked how much waits */
 	__u64 unwoken;
 	__u64 size;		/* the record's (collect_sample) */
+	__u64 kstack_id;	/* the kernel frames' id (stackid.bpf.h) */
 };
 
 struct {
@@ -136,20 +142,21 @@ struct {
 	__type(value, struct fp_window);
 } fpwin_map SEC(".maps");
 
-/* The ids of the stacks this CPU sent with their frames, in slot id %
- * STACK_SLOTS: one way, so a newer stack displaces an older one, which is
- * then sent whole once more. No locks: each CPU has its own. */
-#define STACK_SLOTS	4096
-
-struct sent_stacks {
-	__u64 id[STACK_SLOTS];
-};
+/* The ids of the stacks sent with their frames, in slot id % STACK_SLOTS:
+ * one way, so a newer stack displaces an older one, which is then sent
+ * whole once more. Shared by every CPU, so that a stack is sent whole once
+ * rather than once per CPU, and one table of 512 KiB serves any number of
+ * CPUs. Sound without locks: a slot is written only after its record is in
+ * the ring buffer, so a record that another CPU then sends as an id lies
+ * behind it there, and the agent reads records in that order; an 8-byte
+ * store is never seen half done. */
+#define STACK_SLOTS	(1u << 16)
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, STACK_SLOTS);
 	__type(key, __u32);
-	__type(value, struct sent_stacks);
+	__type(value, __u64);
 } sent_map SEC(".maps");
 
 /* The CFI tables (sample_event.h, struct tp_cfi_row and its kin),

@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Stack ids: a sample whose frames this CPU has sent before sends an id in
- * their place. A 127-frame record shrinks from about 1.1 KB to its header
- * and context: a quarter of the ring-buffer bytes, and about 0.4 us less
+/* Stack ids: a sample whose frames were sent before sends an id in their
+ * place. A 127-frame record shrinks from about 1.1 KB to its header and
+ * context: a quarter of the ring-buffer bytes, and about 0.4 us less
  * output per sample here (tests/bench/bpf_stages.sh), most of the output's
  * cost being fixed per record. The agent keeps every stack it was sent
- * under its id (src/capture/stacktab.c). */
+ * under its id (src/capture/stacktab.c).
+ *
+ * The user stack and the kernel stack have an id each. A server spends
+ * much of its time in system calls, and the same user stack meets many
+ * kernel stacks (an interrupt, a different wait); one id for the pair
+ * would send the user frames again with every new pair. The kernel
+ * stack's id has no pid in it, so every process shares it. */
 #ifndef TAGPROF_STACKID_BPF_H
 #define TAGPROF_STACKID_BPF_H
 
@@ -20,7 +26,7 @@ static __always_inline __u64 mix64(__u64 h, __u64 v)
 
 /* bpf_loop's callback context for folding frames into a hash. */
 struct frame_fold {
-	const __u64 *frames;	/* 2 * TP_MAX_FRAMES of room */
+	const __u64 *frames;	/* FRAME_SLOTS of room */
 	__u32 from, to;
 	__u64 h;
 };
@@ -30,7 +36,7 @@ static int fold_step(__u64 i, void *arg)
 	struct frame_fold *c = arg;
 	__u64 at = c->from + i;
 
-	if (at >= c->to || at >= 2 * TP_MAX_FRAMES)
+	if (at >= c->to || at >= FRAME_SLOTS)
 		return 1;
 	c->h = mix64(c->h, c->frames[at]);
 	return 0;
@@ -45,12 +51,13 @@ static __always_inline __u64 fold_frames(__u64 h, const __u64 *frames,
 				.h = h };
 
 	if (from < to)
-		bpf_loop(2 * TP_MAX_FRAMES, fold_step, &c, 0);
+		bpf_loop(FRAME_SLOTS, fold_step, &c, 0);
 	return c.h;
 }
 
 /* The id of a stack whose nu user and nk kernel frames folded to h, for
- * pid in this generation; never 0, which marks an empty slot. */
+ * pid in this generation; never 0, which marks an empty slot. A user
+ * stack's id has nk 0, a kernel stack's nu 0 and pid 0. */
 static __always_inline __u64 stack_id_of(__u64 h, __u32 nu, __u32 nk,
 					 __u32 pid, __u32 gen)
 {
@@ -60,37 +67,79 @@ static __always_inline __u64 stack_id_of(__u64 h, __u32 nu, __u32 nk,
 	return mix64(id, h) | 1;
 }
 
-/* This CPU's slot for stack id. */
+/* The slot for stack id. */
 static __always_inline __u64 *sent_slot(__u64 id)
 {
-	__u32 zero = 0;
-	struct sent_stacks *sent = bpf_map_lookup_elem(&sent_map, &zero);
+	__u32 key = id & (STACK_SLOTS - 1);
 
-	return sent ? &sent->id[id & (STACK_SLOTS - 1)] : NULL;
+	return bpf_map_lookup_elem(&sent_map, &key);
 }
 
-/* Names the record's frames, folded to h, by id, and returns the kind
- * (enum tp_stack_kind) it set: SEEN, the frames to be left out of the
- * record, when this CPU sent them under that id before and nothing follows
- * them in the record (a stack copy does); else NEW. */
-static __always_inline __u32 name_stack(struct scratch *s, __u64 h, __u32 nu,
-					__u32 nk)
+/* Whether stack id was sent whole before. */
+static __always_inline bool was_sent(__u64 id)
 {
-	__u32 gen = stack_gen;
-	__u64 id = stack_id_of(h, nu, nk, s->hdr.pid, gen), *slot;
+	__u64 *slot = sent_slot(id);
 
-	s->hdr.stack_id = id;
-	s->hdr.stack_gen = gen;
-	slot = sent_slot(id);
-	s->hdr.stack_kind = slot && *slot == id &&
-			    !(s->hdr.ustack_flags & TP_USTACK_REGS) ?
-				    TP_STACK_SEEN : TP_STACK_NEW;
-	return s->hdr.stack_kind;
+	return slot && *slot == id;
 }
 
-/* Remembers that this CPU sent stack id whole: only once its record is in
- * the ring buffer, since a record the ring buffer refused never reached
- * the agent. */
+/* bpf_loop's callback context for moving frames down the array. */
+struct frame_move {
+	__u64 *frames;		/* FRAME_SLOTS of room */
+	__u32 from, n;
+};
+
+static int move_step(__u64 i, void *arg)
+{
+	struct frame_move *c = arg;
+	__u64 at = c->from + i;
+
+	if (i >= c->n || i >= FRAME_SLOTS || at >= FRAME_SLOTS)
+		return 1;
+	c->frames[i] = c->frames[at];
+	return 0;
+}
+
+/* Names the record's user frames (nu, folded to hu) and kernel frames (nk,
+ * after the slot at frames[nu]) by id, sets the kind of each (enum
+ * tp_stack_kind: SEEN, to be left out of the record, when sent before and
+ * nothing follows them, a stack copy does), and returns the bytes of
+ * frames to send: the user frames unless SEEN, then, when there are kernel
+ * frames, their id and, unless SEEN, the frames. Where only the kernel's
+ * go, they are moved to the start. */
+static __always_inline __u32 name_stacks(struct scratch *s, __u64 *frames,
+					 __u64 hu, __u32 nu, __u32 nk)
+{
+	__u32 gen = stack_gen, n = 0;
+	bool any = !(s->hdr.ustack_flags & TP_USTACK_REGS);
+	struct frame_move m = { .frames = frames, .from = nu };
+	__u64 kid;
+
+	s->hdr.stack_id = stack_id_of(hu, nu, 0, s->hdr.pid, gen);
+	s->hdr.stack_gen = gen;
+	s->hdr.stack_kind = any && was_sent(s->hdr.stack_id) ?
+				    TP_STACK_SEEN : TP_STACK_NEW;
+	if (s->hdr.stack_kind == TP_STACK_NEW)
+		n = nu;
+	s->hdr.kstack_kind = TP_STACK_FRAMES;
+	if (!nk)
+		return n * sizeof(__u64);
+	kid = stack_id_of(fold_frames(0, frames, nu + 1, nu + 1 + nk), 0, nk,
+			  0, gen);
+	s->kstack_id = kid;
+	s->hdr.kstack_kind = any && was_sent(kid) ? TP_STACK_SEEN :
+						    TP_STACK_NEW;
+	m.n = s->hdr.kstack_kind == TP_STACK_NEW ? 1 + nk : 1;
+	if (nu < FRAME_SLOTS)	/* always; tells the verifier */
+		frames[nu] = kid;
+	if (!n && nu)
+		bpf_loop(FRAME_SLOTS, move_step, &m, 0);
+	return (n + m.n) * sizeof(__u64);
+}
+
+/* Remembers that stack id was sent whole: only once its record is in the
+ * ring buffer, since a record the ring buffer refused never reached the
+ * agent. */
 static __always_inline void mark_sent(__u64 id)
 {
 	__u64 *slot = sent_slot(id);

@@ -23,10 +23,15 @@ enum tp_rec_type {
 };
 
 /* One CPU sample. Followed by ctx_size bytes of thread context (see enum
- * tp_ctx_kind) padded to a multiple of 8, then user_depth user frames, then
- * kern_depth kernel frames, each a __u64 address, leaf first; then, when
- * ustack_flags has TP_USTACK_REGS, a struct tp_uregs and stack_size bytes
- * of the user stack from regs.sp up (for CFI unwinding in the agent). */
+ * tp_ctx_kind) padded to a multiple of 8, then the frames, each a __u64
+ * address, leaf first:
+ *   - the user_depth user frames, unless stack_kind is TP_STACK_SEEN;
+ *   - where kstack_kind is not TP_STACK_FRAMES (stack ids on, kern_depth
+ *     not 0), the kernel frames' id, a __u64;
+ *   - the kern_depth kernel frames, unless kstack_kind is TP_STACK_SEEN;
+ * then, when ustack_flags has TP_USTACK_REGS, a struct tp_uregs and
+ * stack_size bytes of the user stack from regs.sp up (for CFI unwinding in
+ * the agent); neither kind is SEEN then. */
 struct tp_sample {
 	__u32 type;
 	__u32 pid;		/* thread group id */
@@ -49,23 +54,28 @@ struct tp_sample {
 	__u8 stack_kind;	/* enum tp_stack_kind */
 	__u8 stack_gen;		/* the generation stack_id belongs to (low
 				   8 bits of the agent's count) */
-	__u8 pad[3];		/* spare: room for the sample's origin (enum
+	__u8 kstack_kind;	/* the kernel frames': enum tp_stack_kind */
+	__u8 pad[2];		/* spare: room for the sample's origin (enum
 				   sample_origin, bpf/collect.bpf.h) once
 				   there is more than one */
-	__u64 stack_id;		/* names the frames: see enum tp_stack_kind */
+	__u64 stack_id;		/* names the user frames: see enum
+				   tp_stack_kind */
 };
 _Static_assert(sizeof(struct tp_sample) == 96, "tp_sample layout");
 
-/* Whether a sample carries its frames. A CPU sends a stack's frames once,
- * with an id; after that, while it remembers having sent them, samples of
- * the same stack carry only the id (bpf/stackid.bpf.h). The id hashes the
- * pid, both depths and every frame with a secret seed, in the generation
- * the agent last set: the agent starts a new one when it forgets the
- * stacks it was sent (src/capture/stacktab.h). */
+/* Whether a sample carries its user frames (stack_kind) and its kernel
+ * frames (kstack_kind). The BPF side sends a stack's frames once, with an
+ * id; after that, while it remembers having sent them, samples of the same
+ * stack carry only the id (bpf/stackid.bpf.h). A user stack's id hashes
+ * the pid, its depth and every frame with a secret seed, a kernel stack's
+ * its depth and frames, both in the generation the agent last set: the
+ * agent starts a new one when it forgets the stacks it was sent
+ * (src/capture/stacktab.h). */
 enum tp_stack_kind {
-	TP_STACK_FRAMES = 0,	/* frames follow; no id (ids are off) */
-	TP_STACK_NEW = 1,	/* frames follow; remember them as stack_id */
-	TP_STACK_SEEN = 2,	/* no frames: those sent as stack_id before */
+	TP_STACK_FRAMES = 0,	/* frames follow; no id (ids are off, or no
+				   kernel frames) */
+	TP_STACK_NEW = 1,	/* frames follow; remember them by their id */
+	TP_STACK_SEEN = 2,	/* no frames: those sent under the id before */
 };
 
 enum tp_ustack_flags {
@@ -310,6 +320,7 @@ enum tp_ctx_kind {
 	X(ustack_failed, "copies failed")				\
 	/* frames not sent: the agent has them under the id sent */	\
 	X(stack_seen, "stacks sent as an id")				\
+	X(kstack_seen, "kernel stacks sent as an id")			\
 	/* user stacks walked by CFI in the kernel, and how each ended */ \
 	X(cfi_walks, "stacks walked by kernel CFI")			\
 	X(cfi_end, "reached the outermost frame")			\
@@ -325,6 +336,6 @@ struct tp_stats {
 	TP_STATS_COUNTERS(TP_STATS_FIELD)
 };
 #undef TP_STATS_FIELD
-_Static_assert(sizeof(struct tp_stats) == 224, "tp_stats layout");
+_Static_assert(sizeof(struct tp_stats) == 232, "tp_stats layout");
 
 #endif

@@ -36,6 +36,7 @@ static const struct counter_ref samples_refs[] = {
 	COUNTER(CAPTURE, dropped),
 	COUNTER_PART(NULL, TP, samples),
 	COUNTER_SUB(TP, stack_seen),
+	COUNTER_SUB(TP, kstack_seen),
 	COUNTER(TP, filtered),
 };
 LINE(samples);

@@ -2,33 +2,49 @@
 /* Ring-buffer records: never trust a record's own lengths blindly. */
 #include "capture/records.h"
 
+#include <stdbool.h>
+
 /* A sample record, its lengths checked before anything is read. A record
- * that names its stack by an id alone carries no frames: rs->frames stays
- * NULL for the stack table to fill (capture/stacktab.h). */
+ * that names its stacks by id leaves rs->frames NULL for the stack table
+ * to fill (capture/stacktab.h), and points at the parts it carries. */
 static enum record_kind parse_sample(const struct tp_sample *s, size_t size,
 				     struct raw_sample *rs)
 {
-	size_t pad, nframes, end;
+	bool ids, regs = s->ustack_flags & TP_USTACK_REGS;
+	size_t pad, n, kat, end;
+	const uint64_t *p;
 
 	if (size < sizeof(*s) || s->user_depth > TP_MAX_FRAMES ||
 	    s->kern_depth > TP_MAX_FRAMES || s->ctx_size > TP_CTX_SPACE ||
-	    s->stack_kind > TP_STACK_SEEN)
+	    s->stack_kind > TP_STACK_SEEN || s->kstack_kind > TP_STACK_SEEN)
+		return RECORD_MALFORMED;
+	/* The kernel frames have an id exactly when stack ids are on and
+	 * there are some; frames are left out only when nothing follows. */
+	ids = s->stack_kind != TP_STACK_FRAMES;
+	if ((s->kstack_kind != TP_STACK_FRAMES) != (ids && s->kern_depth) ||
+	    (regs && (s->stack_kind == TP_STACK_SEEN ||
+		      s->kstack_kind == TP_STACK_SEEN)))
 		return RECORD_MALFORMED;
 	pad = (s->ctx_size + 7u) & ~7u;
-	nframes = s->stack_kind == TP_STACK_SEEN ? 0 :
-		  (size_t)s->user_depth + s->kern_depth;
-	/* Frames are named by an id alone only when nothing follows them. */
-	if (s->stack_kind == TP_STACK_SEEN &&
-	    (s->ustack_flags & TP_USTACK_REGS))
-		return RECORD_MALFORMED;
-	end = sizeof(*s) + pad + nframes * sizeof(uint64_t);
+	kat = s->stack_kind == TP_STACK_SEEN ? 0 : s->user_depth;
+	n = kat + (s->kstack_kind != TP_STACK_FRAMES) +
+	    (s->kstack_kind == TP_STACK_SEEN ? 0 : s->kern_depth);
+	end = sizeof(*s) + pad + n * sizeof(uint64_t);
 	if (size < end)
 		return RECORD_MALFORMED;
-	*rs = (struct raw_sample){
-		.s = s, .ctx = (const uint8_t *)(s + 1),
-		.frames = s->stack_kind == TP_STACK_SEEN ? NULL :
-			  (const uint64_t *)((const uint8_t *)(s + 1) + pad) };
-	if (s->ustack_flags & TP_USTACK_REGS) {
+	p = (const uint64_t *)((const uint8_t *)(s + 1) + pad);
+	*rs = (struct raw_sample){ .s = s, .ctx = (const uint8_t *)(s + 1) };
+	if (!ids) {
+		rs->frames = p;
+	} else {
+		rs->uframes = s->stack_kind == TP_STACK_NEW ? p : NULL;
+		if (s->kstack_kind != TP_STACK_FRAMES) {
+			rs->kstack_id = p[kat];
+			if (s->kstack_kind == TP_STACK_NEW)
+				rs->kframes = p + kat + 1;
+		}
+	}
+	if (regs) {
 		if (s->stack_size > TP_STACK_MAX ||
 		    size < end + sizeof(struct tp_uregs) + s->stack_size)
 			return RECORD_MALFORMED;

@@ -16,8 +16,14 @@ struct raw_sample {
 	const uint8_t *ctx;		/* s->ctx_size bytes of context */
 	const uint64_t *frames;		/* s->user_depth user frames, then
 					 * s->kern_depth kernel frames; NULL
-					 * while a TP_STACK_SEEN record's
-					 * are not looked up yet */
+					 * where the record names them by id,
+					 * until the stack table joins them
+					 * (capture/stacktab.h) */
+	/* Where it does (s->stack_kind is not TP_STACK_FRAMES), the parts
+	 * as sent: */
+	const uint64_t *uframes;	/* NULL: TP_STACK_SEEN */
+	const uint64_t *kframes;	/* NULL: TP_STACK_SEEN, or none */
+	uint64_t kstack_id;		/* unless s->kstack_kind is FRAMES */
 	const struct tp_uregs *regs;	/* NULL: no stack copy */
 	const uint8_t *stack;		/* s->stack_size bytes after regs */
 };

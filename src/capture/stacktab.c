@@ -18,6 +18,8 @@ struct stack_entry {
 
 struct stacktab {
 	struct hashmap *tab[2];	/* by generation parity */
+	/* the last record's user and kernel frames, joined */
+	uint64_t joined[2 * TP_MAX_FRAMES];
 	size_t bytes[2];
 	uint32_t gen;		/* the current generation */
 	size_t max_bytes;
@@ -71,21 +73,29 @@ static size_t entry_size(size_t nframes)
 	return sizeof(struct stack_entry) + nframes * sizeof(uint64_t);
 }
 
-/* Remembers a NEW record's frames. Failing is not an error here: a later
+/* The identity of one part of a record's stack: a user stack's belongs to
+ * its pid, a kernel stack's (nu and pid 0) to every process. */
+struct part {
+	uint64_t id;
+	uint32_t pid;
+	uint16_t nu, nk;
+};
+
+/* Remembers a NEW part's frames. Failing is not an error here: a later
  * SEEN record of them is refused and counted. */
-static void remember(struct stacktab *t, int which, const struct raw_sample *rs)
+static void remember(struct stacktab *t, int which, const struct part *p,
+		     const uint64_t *frames)
 {
-	const struct tp_sample *s = rs->s;
-	size_t n = (size_t)s->user_depth + s->kern_depth;
+	size_t n = (size_t)p->nu + p->nk;
 	struct stack_entry *e = malloc(entry_size(n));
 
 	if (!e)
 		return;
-	e->id = s->stack_id;
-	e->pid = s->pid;
-	e->nu = s->user_depth;
-	e->nk = s->kern_depth;
-	memcpy(e->frames, rs->frames, n * sizeof(uint64_t));
+	e->id = p->id;
+	e->pid = p->pid;
+	e->nu = p->nu;
+	e->nk = p->nk;
+	memcpy(e->frames, frames, n * sizeof(uint64_t));
 	if (hashmap__put(t->tab[which], &e->id, sizeof(e->id),
 			 (uint64_t)(uintptr_t)e)) {
 		free(e);
@@ -94,42 +104,59 @@ static void remember(struct stacktab *t, int which, const struct raw_sample *rs)
 	t->bytes[which] += entry_size(n);
 }
 
-/* Whether the entry is the one the record means: the id alone could be
- * shared by two stacks only by a 64-bit accident, but the pid and depths
- * are checked too, so that even then no process gets another's frames. */
-static bool same_stack(const struct stack_entry *e, const struct tp_sample *s)
+/* A part's frames: a NEW part's, as sent (and remembered), a SEEN part's,
+ * as remembered; NULL where the table has no such part. The id alone could
+ * be shared by two stacks only by a 64-bit accident, but the pid and
+ * depths are checked too, so that even then no process gets another's
+ * frames. */
+static const uint64_t *part_frames(struct stacktab *t, int which,
+				   uint8_t kind, const struct part *p,
+				   const uint64_t *sent)
 {
-	return e->pid == s->pid && e->nu == s->user_depth &&
-	       e->nk == s->kern_depth;
+	struct stack_entry *e;
+	uint64_t v;
+
+	if (kind == TP_STACK_NEW) {
+		/* Kept once: other CPUs may send it whole too. An old
+		 * generation's is of no use: no record of it follows. */
+		if (which >= 0 &&
+		    !hashmap__get(t->tab[which], &p->id, sizeof(p->id), NULL))
+			remember(t, which, p, sent);
+		return sent;
+	}
+	if (which < 0 ||
+	    !hashmap__get(t->tab[which], &p->id, sizeof(p->id), &v))
+		return NULL;
+	e = (struct stack_entry *)(uintptr_t)v;
+	if (e->pid != p->pid || e->nu != p->nu || e->nk != p->nk)
+		return NULL;
+	return e->frames;
 }
 
 bool stacktab__resolve(struct stacktab *t, struct raw_sample *rs)
 {
 	const struct tp_sample *s = rs->s;
 	int which = table_of(t, s->stack_gen);
-	struct stack_entry *e;
-	uint64_t v;
+	struct part up = { s->stack_id, s->pid, s->user_depth, 0 };
+	struct part kp = { rs->kstack_id, 0, 0, s->kern_depth };
+	const uint64_t *u, *k;
 
-	switch (s->stack_kind) {
-	case TP_STACK_NEW:
-		/* Kept once: other CPUs send it whole too. An old
-		 * generation's is of no use: no record of it follows. */
-		if (which >= 0 && !hashmap__get(t->tab[which], &s->stack_id,
-						sizeof(s->stack_id), NULL))
-			remember(t, which, rs);
+	if (s->stack_kind == TP_STACK_FRAMES)
 		return true;
-	case TP_STACK_SEEN:
-		if (which < 0 || !hashmap__get(t->tab[which], &s->stack_id,
-					       sizeof(s->stack_id), &v))
-			return false;
-		e = (struct stack_entry *)(uintptr_t)v;
-		if (!same_stack(e, s))
-			return false;
-		rs->frames = e->frames;
-		return true;
-	default:
+	u = part_frames(t, which, s->stack_kind, &up, rs->uframes);
+	if (!u)
+		return false;
+	if (s->kstack_kind == TP_STACK_FRAMES) {
+		rs->frames = u;
 		return true;
 	}
+	k = part_frames(t, which, s->kstack_kind, &kp, rs->kframes);
+	if (!k)
+		return false;
+	memcpy(t->joined, u, s->user_depth * sizeof(uint64_t));
+	memcpy(t->joined + s->user_depth, k, s->kern_depth * sizeof(uint64_t));
+	rs->frames = t->joined;
+	return true;
 }
 
 bool stacktab__roll(struct stacktab *t, uint32_t *gen)

@@ -1,10 +1,11 @@
 /* The stacks the BPF side sent whole, by id: what a record that names its
  * stack by id alone (TP_STACK_SEEN, include/sample_event.h) stands for.
  *
- * A CPU sends a stack's frames once, with an id, and then only the id for
- * as long as it remembers having sent it; so every id a record names was
- * sent whole before it on the same CPU, and the table must keep every
- * stack it was sent. It is bounded all the same: once it holds more than
+ * The BPF side sends a stack's frames once, with an id, and then only the
+ * id for as long as it remembers having sent it; so every id a record
+ * names was sent whole in an earlier record, and the table must keep every
+ * stack it was sent. A record's user frames and kernel frames are named
+ * apart, each by its own id. It is bounded all the same: once it holds more than
  * its bound, stacktab__roll starts a new generation, which the BPF side
  * mixes into every id, so that each stack is sent whole once more; the
  * previous generation's stacks are kept one roll longer for the records
@@ -26,11 +27,13 @@ struct stacktab;
 struct stacktab *stacktab__new(size_t max_bytes);
 void stacktab__free(struct stacktab *t);	/* accepts NULL */
 
-/* A sample record's frames: a NEW record's are remembered under its id
- * (if memory allows: else a later SEEN record of them is refused), a SEEN
- * record's rs->frames is pointed at the ones remembered (valid until the
- * next roll). False only for a SEEN record whose id, in its generation,
- * the table does not have for the same pid and depths. */
+/* A sample record's frames, where it names them by id: each NEW part (the
+ * user frames, the kernel frames) is remembered under its id (if memory
+ * allows: else a later SEEN record of them is refused), each SEEN part is
+ * looked up, and rs->frames is pointed at the user frames and kernel
+ * frames, joined (valid until the next call or roll). False only for a
+ * SEEN part whose id, in its generation, the table does not have for the
+ * same pid and depth. */
 bool stacktab__resolve(struct stacktab *t, struct raw_sample *rs);
 
 /* When the table holds more than its bound: starts the next generation,

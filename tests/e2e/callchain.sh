@@ -57,7 +57,7 @@ fi
 # stacks came as ids (TP_STACK_SEEN): the ids must be how most came, and
 # none may have named a stack the agent was not sent.
 line=$(pprof "$out" -comments | grep '^# samples:' || true)
-got=$(sed -n 's/.*; \([0-9]*\) sent by BPF (\([0-9]*\) stacks sent as an id).*/\1 \2/p' <<<"$line")
+got=$(sed -n 's/.*; \([0-9]*\) sent by BPF (\([0-9]*\) stacks sent as an id, [0-9]* kernel stacks sent as an id).*/\1 \2/p' <<<"$line")
 unknown=$(sed -n 's/.* \([0-9]*\) with a stack id not received.*/\1/p' <<<"$line")
 read -r sent ids <<<"${got:-0 0}"
 if [ "${sent:-0}" -gt 0 ] && [ $((ids * 2)) -gt "$sent" ] && [ "${unknown:-x}" = 0 ]; then

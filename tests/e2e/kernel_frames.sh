@@ -2,7 +2,7 @@
 # A syscall-heavy workload shows kernel frames, joined to its user stack,
 # in the right order.
 . "$(dirname "$0")/../lib.sh"
-need_bpf kernel_frames_named kernel_frames_joined kernel_frames_order
+need_bpf kernel_frames_named kernel_frames_joined kernel_frames_order kernel_frames_ids
 
 out=$TMP/k.pb.gz
 "$TAGPROF" record -F 999 -o "$out" -- "$WORKLOADS/syscalls" 3 2>"$TMP/rec.err" ||
@@ -58,4 +58,20 @@ if [ "$ksamp" -ge 100 ] && [ "$entry_ok" -eq "$ksamp" ] && [ "$entry_leaf" -eq 0
 	pass kernel_frames_order
 else
 	fail kernel_frames_order "of $ksamp syscall samples (want >= 100), $entry_ok have entry_SYSCALL_64 right above raw_syscall3/syscall_loop (want all), $entry_leaf have it at the leaf (want 0); first bad stack: $bad"
+fi
+
+# The stacks above came with their kernel frames named by an id of their
+# own (bpf/stackid.bpf.h): a few syscall paths under one user stack, so
+# after the first of each, nearly every kernel stack goes as an id, and
+# none names a stack the agent was not sent. Counted from the profile's
+# comment on samples; a kernel stack that went whole every time (its id
+# never remembered) leaves this count at 0.
+line=$(pprof "$out" -comments | grep '^# samples:' || true)
+kids=$(sed -n 's/.*stacks sent as an id, \([0-9]*\) kernel stacks sent as an id.*/\1/p' <<<"$line")
+unknown=$(sed -n 's/.* \([0-9]*\) with a stack id not received.*/\1/p' <<<"$line")
+echo "kernel_frames: ${kids:-?} kernel stacks sent as an id, of $sys syscall samples" >&2
+if [ "$sys" -gt 0 ] && [ "${kids:-0}" -ge $((sys / 2)) ] && [ "${unknown:-x}" = 0 ]; then
+	pass kernel_frames_ids
+else
+	fail kernel_frames_ids "want at least half of $sys syscall samples' kernel stacks sent as ids and none unknown: $line"
 fi

@@ -8,7 +8,7 @@
 /* A sample record with ctx bytes of context, nu + nk frames and, when
  * stack, registers and a stack copy; 8-aligned like the ring buffer's. */
 static uint64_t rec[(sizeof(struct tp_sample) + TP_CTX_SPACE +
-		     2 * TP_MAX_FRAMES * 8 + sizeof(struct tp_uregs) +
+		     (2 * TP_MAX_FRAMES + 1) * 8 + sizeof(struct tp_uregs) +
 		     TP_STACK_MAX) / 8 + 1];
 
 static size_t make_sample(unsigned ctx, unsigned nu, unsigned nk,
@@ -84,30 +84,75 @@ static void test_sample_lengths(void)
 	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
 }
 
-/* A record that names its stack by id alone carries no frames, and may
- * not carry a stack copy either (the copy would sit where frames go). */
+/* A record that names its stacks by id (include/sample_event.h): the user
+ * frames unless SEEN; then, where there are kernel frames, their id and,
+ * unless SEEN, the frames. Nothing is left out when a stack copy follows
+ * (the copy would sit where the frames go). */
 static void test_stack_by_id(void)
 {
 	struct tp_sample *s = (struct tp_sample *)rec;
+	size_t size = make_sample(13, 0, 0, 0);	/* context padded to 16 */
+	uint64_t *p = (uint64_t *)((uint8_t *)rec + sizeof(*s) + 16);
 	struct raw_sample rs;
-	size_t size = make_sample(13, 0, 0, 0);
 
 	s->user_depth = 5;
 	s->kern_depth = 2;
-	s->stack_kind = TP_STACK_SEEN;
 	s->stack_id = 42;
-	CHECK(records__parse(rec, size, &rs) == RECORD_SAMPLE);
-	CHECK(rs.frames == NULL);
-	/* The same record sent whole needs room for its frames. */
-	s->stack_kind = TP_STACK_NEW;
-	CHECK(records__parse(rec, size, &rs) == RECORD_MALFORMED);
-	CHECK(records__parse(rec, size + 7 * 8, &rs) == RECORD_SAMPLE);
-	CHECK(rs.frames != NULL);
+	/* Both sent before: only the kernel frames' id. */
 	s->stack_kind = TP_STACK_SEEN;
-	s->ustack_flags = TP_USTACK_REGS;
+	s->kstack_kind = TP_STACK_SEEN;
+	p[0] = 77;
+	CHECK(records__parse(rec, size, &rs) == RECORD_MALFORMED);
+	CHECK(records__parse(rec, size + 8, &rs) == RECORD_SAMPLE);
+	CHECK(!rs.frames && !rs.uframes && !rs.kframes && rs.kstack_id == 77);
+	/* The user frames whole, the kernel's by id. */
+	s->stack_kind = TP_STACK_NEW;
+	p[5] = 78;
+	CHECK(records__parse(rec, size + 5 * 8, &rs) == RECORD_MALFORMED);
+	CHECK(records__parse(rec, size + 6 * 8, &rs) == RECORD_SAMPLE);
+	CHECK(!rs.frames && rs.uframes == p && !rs.kframes &&
+	      rs.kstack_id == 78);
+	/* The user frames by id, the kernel's whole: id first. */
+	s->stack_kind = TP_STACK_SEEN;
+	s->kstack_kind = TP_STACK_NEW;
+	p[0] = 79;
+	CHECK(records__parse(rec, size + 2 * 8, &rs) == RECORD_MALFORMED);
+	CHECK(records__parse(rec, size + 3 * 8, &rs) == RECORD_SAMPLE);
+	CHECK(!rs.uframes && rs.kframes == p + 1 && rs.kstack_id == 79);
+	/* Both whole. */
+	s->stack_kind = TP_STACK_NEW;
+	p[5] = 80;
+	CHECK(records__parse(rec, size + 7 * 8, &rs) == RECORD_MALFORMED);
+	CHECK(records__parse(rec, size + 8 * 8, &rs) == RECORD_SAMPLE);
+	CHECK(rs.uframes == p && rs.kframes == p + 6 && rs.kstack_id == 80);
+	/* Without kernel frames there is no kernel id, and none may be
+	 * claimed; with ids off, neither part has one. */
+	s->kern_depth = 0;
 	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	s->kstack_kind = TP_STACK_FRAMES;
+	CHECK(records__parse(rec, size + 5 * 8, &rs) == RECORD_SAMPLE);
+	CHECK(rs.uframes == p && !rs.kframes);
+	s->kern_depth = 2;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	s->stack_kind = TP_STACK_FRAMES;
+	s->kstack_kind = TP_STACK_SEEN;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	/* A stack copy follows whole frames only. */
+	s->ustack_flags = TP_USTACK_REGS;
+	s->stack_kind = TP_STACK_NEW;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	s->stack_kind = TP_STACK_SEEN;
+	s->kstack_kind = TP_STACK_NEW;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	s->stack_kind = TP_STACK_NEW;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_SAMPLE);
+	CHECK(rs.regs && (const uint8_t *)rs.regs ==
+				 (const uint8_t *)(p + 8));
 	s->ustack_flags = 0;
 	s->stack_kind = TP_STACK_SEEN + 1;
+	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+	s->stack_kind = TP_STACK_NEW;
+	s->kstack_kind = TP_STACK_SEEN + 1;
 	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
 }
 

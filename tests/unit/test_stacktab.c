@@ -26,8 +26,29 @@ static struct raw_sample make(struct rec *r, uint8_t kind, uint64_t id,
 	r->s.stack_gen = gen;
 	for (unsigned i = 0; i < n; i++)
 		r->frames[i] = base + i;
+	/* as records__parse leaves it */
+	if (kind == TP_STACK_FRAMES)
+		return (struct raw_sample){ .s = &r->s, .frames = r->frames };
 	return (struct raw_sample){ .s = &r->s,
-		.frames = kind == TP_STACK_SEEN ? NULL : r->frames };
+		.uframes = kind == TP_STACK_NEW ? r->frames : NULL };
+}
+
+/* The same with nk kernel frames kbase, kbase+1, ... after the user
+ * frames, named by kid and sent as kkind. */
+static struct raw_sample make2(struct rec *r, uint8_t kind, uint64_t id,
+			       uint32_t pid, unsigned nu, uint64_t base,
+			       uint8_t kkind, uint64_t kid, unsigned nk,
+			       uint64_t kbase)
+{
+	struct raw_sample rs = make(r, kind, id, 0, pid, nu, base);
+
+	r->s.kern_depth = nk;
+	r->s.kstack_kind = kkind;
+	for (unsigned i = 0; i < nk; i++)
+		r->frames[nu + i] = kbase + i;
+	rs.kstack_id = kid;
+	rs.kframes = kkind == TP_STACK_NEW ? r->frames + nu : NULL;
+	return rs;
 }
 
 static void test_seen_gets_frames(void)
@@ -39,7 +60,7 @@ static void test_seen_gets_frames(void)
 	CHECK(t);
 	rs = make(&a, TP_STACK_NEW, 7, 0, 100, 3, 0x1000);
 	CHECK(stacktab__resolve(t, &rs));
-	CHECK(rs.frames == a.frames);
+	CHECK(rs.frames == a.frames);	/* no kernel frames: no copy */
 	memset(a.frames, 0, sizeof(a.frames));	/* the ring reuses it */
 	rs = make(&b, TP_STACK_SEEN, 7, 0, 100, 3, 0);
 	CHECK(stacktab__resolve(t, &rs));
@@ -54,6 +75,51 @@ static void test_seen_gets_frames(void)
 	/* Frames sent without an id need nothing. */
 	rs = make(&b, TP_STACK_FRAMES, 0, 0, 100, 2, 5);
 	CHECK(stacktab__resolve(t, &rs) && rs.frames == b.frames);
+	stacktab__free(t);
+}
+
+/* The user frames and the kernel frames are named apart: a kernel stack
+ * sent with one process's stack names it under another's, and a user
+ * stack meets a new kernel stack without being sent again. */
+static void test_parts(void)
+{
+	struct stacktab *t = stacktab__new(0);
+	struct rec a, b;
+	struct raw_sample rs;
+
+	CHECK(t);
+	rs = make2(&a, TP_STACK_NEW, 7, 100, 3, 0x1000,
+		   TP_STACK_NEW, 9, 2, 0xf000);
+	CHECK(stacktab__resolve(t, &rs));
+	CHECK(rs.frames && rs.frames[0] == 0x1000 && rs.frames[2] == 0x1002 &&
+	      rs.frames[3] == 0xf000 && rs.frames[4] == 0xf001);
+	memset(a.frames, 0, sizeof(a.frames));
+	/* Both by id. */
+	rs = make2(&b, TP_STACK_SEEN, 7, 100, 3, 0, TP_STACK_SEEN, 9, 2, 0);
+	CHECK(stacktab__resolve(t, &rs));
+	CHECK(rs.frames && rs.frames[2] == 0x1002 && rs.frames[3] == 0xf000);
+	/* Another process's user stack over the same kernel stack. */
+	rs = make2(&a, TP_STACK_NEW, 8, 200, 2, 0x2000,
+		   TP_STACK_SEEN, 9, 2, 0);
+	CHECK(stacktab__resolve(t, &rs));
+	CHECK(rs.frames && rs.frames[1] == 0x2001 && rs.frames[2] == 0xf000 &&
+	      rs.frames[3] == 0xf001);
+	/* A known user stack over a new kernel stack. */
+	rs = make2(&a, TP_STACK_SEEN, 7, 100, 3, 0, TP_STACK_NEW, 10, 1,
+		   0xe000);
+	CHECK(stacktab__resolve(t, &rs));
+	CHECK(rs.frames && rs.frames[0] == 0x1000 && rs.frames[3] == 0xe000);
+	/* Refused: a kernel id not sent, one at another depth, a user id
+	 * used as a kernel id (its pid and depths differ), an unknown user
+	 * id over a known kernel id. */
+	rs = make2(&b, TP_STACK_SEEN, 7, 100, 3, 0, TP_STACK_SEEN, 11, 2, 0);
+	CHECK(!stacktab__resolve(t, &rs));
+	rs = make2(&b, TP_STACK_SEEN, 7, 100, 3, 0, TP_STACK_SEEN, 9, 3, 0);
+	CHECK(!stacktab__resolve(t, &rs));
+	rs = make2(&b, TP_STACK_SEEN, 7, 100, 3, 0, TP_STACK_SEEN, 7, 3, 0);
+	CHECK(!stacktab__resolve(t, &rs));
+	rs = make2(&b, TP_STACK_SEEN, 12, 100, 3, 0, TP_STACK_SEEN, 9, 2, 0);
+	CHECK(!stacktab__resolve(t, &rs));
 	stacktab__free(t);
 }
 
@@ -97,6 +163,7 @@ static void test_generations(void)
 int main(void)
 {
 	RUN(test_seen_gets_frames);
+	RUN(test_parts);
 	RUN(test_generations);
 	return check_failed_total != 0;
 }
