@@ -67,12 +67,22 @@
 #               through all of the server's own frames stops there
 #   samples     median samples per run, whole system; lost: summed over the
 #               runs (perf: the chunks it reports lost)
+#   bpf ns      tagprof: the sampling program's run time per sample (the
+#               kernel's BPF statistics, kernel.bpf_stats_enabled on for the
+#               run): spent in the sampled task's interrupt, on the server's
+#               CPU when the server was sampled
+#   prof us     the profiler process's own CPU (user and system) per sample
+# The last two are the profiler's cost counted rather than inferred from
+# throughput, which on a noisy VM varies by more than the losses it should
+# show: their sum is what a sample costs tagprof. perf's in-kernel sampling
+# and stack walk have no such counter, so for perf only its process's CPU
+# is printed.
 #
 # usage: tests/bench/real_server.sh [SECONDS] [ROUNDS]   (root, after make)
 # env:   CLIENTS (50), PIPELINE (16), KEYSPACE (100000), FREQ (999),
 #        FOREIGN_MAX (10), QUIET_WAIT (60 s), TRIES (3), PIN (1 with 2 CPUs
 #        or more), BUILD (build)
-# Installs redis-server, redis-tools, golang-go, linux-perf and dpkg-dev
+# Installs redis-server, redis-tools, golang-go, linux-perf, bpftool and dpkg-dev
 # from Debian when missing (on a systemd host, installing redis-server also
 # starts Debian's own instance on port 6379: it stays idle here).
 # Defaults (8 s, 5 rounds): about 12 minutes, plus the first build.
@@ -115,6 +125,7 @@ die() { bench_log "$*"; exit 1; }
 
 cleanup() {
 	local rc=$? s
+	bpf_stats_restore
 	stop_pid "$BENCH_PID" TERM
 	stop_pid "$PROF_PID" INT
 	for s in "${!SERVER_PID[@]}"; do
@@ -274,11 +285,12 @@ share() {
 
 # measure SERVER PROFILER: one run. Sets RESULT to
 # "req/s B/sample start% entry% samples lost" ("-" where it does not apply)
-# and FOREIGN (% of all CPUs' time used by others meanwhile).
-RESULT='' FOREIGN=''
+# and FOREIGN (% of all CPUs' time used by others meanwhile), and COST to
+# "bpf_ns prof_us" (per sample; "-" where they do not apply).
+RESULT='' FOREIGN='' COST=''
 measure() {
 	local srv=$1 prof=$2 dir=$TMP/run cmd=() rc=0 r b=- st=- en=- n=- lost=-
-	local t0 t1 busy0 busy1 s0 s1 p=0 line size ours
+	local t0 t1 busy0 busy1 s0 s1 p=0 line size ours bt=0 bc=0 bns=- pus=-
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	case $prof in
@@ -303,6 +315,9 @@ measure() {
 	if [ -n "$PROF_PID" ]; then
 		alive "$PROF_PID" || die "$prof died during the benchmark: $(tail -3 "$dir/prof.err")"
 		p=$(proc_cpu_ms "$PROF_PID")
+		case $prof in
+		tagprof*) read -r bt bc _ < <(bpf_stats "$PROF_PID" || echo "0 0") ;;
+		esac
 	fi
 	times >"$dir/times.1"
 	s1=$(($(proc_cpu_ms "${SERVER_PID[debian]}") + $(proc_cpu_ms "${SERVER_PID[fp]}")))
@@ -349,7 +364,12 @@ measure() {
 		rm -f "$dir/perf.data"	# up to hundreds of MB with dwarf
 		;;
 	esac
+	if [ "$n" != - ] && [ "$n" -gt 0 ]; then
+		pus=$(awk -v p="$p" -v n="$n" 'BEGIN { printf "%.2f", 1000 * p / n }')
+		[ "$bc" -gt 0 ] && bns=$((bt / bc))
+	fi
 	RESULT="$r $b $st $en $n $lost"
+	COST="$bns $pus"
 }
 
 # measure_quiet ROUND SERVER PROFILER: measure, redone while other load
@@ -361,7 +381,8 @@ measure_quiet() {
 		wait_quiet "$FOREIGN_MAX" "$QUIET_WAIT"
 		measure "$srv" "$prof"
 		bench_log "round $round/$ROUNDS $srv $(printf '%-12s' "$prof") req/s," \
-			"B/sample, start%, entry%, samples, lost: $RESULT; other load $FOREIGN%"
+			"B/sample, start%, entry%, samples, lost: $RESULT; bpf ns, prof us: $COST;" \
+			"other load $FOREIGN%"
 		le "$FOREIGN" "$FOREIGN_MAX" && break
 		if [ "$try" -ge "$TRIES" ]; then
 			bench_log "warning: keeping it anyway after $TRIES tries"
@@ -369,7 +390,7 @@ measure_quiet() {
 		fi
 		bench_log "other load above $FOREIGN_MAX% of the CPUs: run again"
 	done
-	echo "$round $srv ${prof// /_} $RESULT $FOREIGN $try" >>"$TMP/results"
+	echo "$round $srv ${prof// /_} $RESULT $FOREIGN $try $COST" >>"$TMP/results"
 }
 
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
@@ -411,19 +432,19 @@ report() {
 		{ print $0, (base[$1 " " $2] ? 100 * (1 - $4 / base[$1 " " $2]) : "-") }' \
 		"$TMP/results" >"$TMP/results.loss"
 	echo
-	printf '%-7s %-13s %9s %6s %8s %-13s %9s %7s %7s %8s %6s\n' server profiler \
-		req/s loss% paired% range B/sample start% entry% samples lost
+	printf '%-7s %-13s %9s %6s %8s %-13s %9s %7s %7s %8s %6s %7s %8s\n' server profiler \
+		req/s loss% paired% range B/sample start% entry% samples lost "bpf ns" "prof us"
 	for srv in "${SERVERS[@]}"; do
 		base=$(col "$srv" none 4)
 		for prof in "${PROFILERS[@]}"; do
 			loss=$(awk -v r="$(col "$srv" "$prof" 4)" -v b="$base" \
 				'BEGIN { if (r + 0 > 0 && b + 0 > 0) printf "%.1f", 100 * (1 - r / b); else print "-" }')
-			paired=$(awk -v s="$srv" -v p="${prof// /_}" '$2 == s && $3 == p && $12 != "-" { print $12 }' \
+			paired=$(awk -v s="$srv" -v p="${prof// /_}" '$2 == s && $3 == p && $14 != "-" { print $14 }' \
 				"$TMP/results.loss" | median)
 			range=$(awk -v s="$srv" -v p="${prof// /_}" '$2 == s && $3 == p {
-					if ($12 == "-") next
-					if (!c++) lo = hi = $12
-					if ($12 < lo) lo = $12; if ($12 > hi) hi = $12 }
+					if ($14 == "-") next
+					if (!c++) lo = hi = $14
+					if ($14 < lo) lo = $14; if ($14 > hi) hi = $14 }
 				END { if (c) printf "%.1f..%.1f", lo, hi; else print "-" }' "$TMP/results.loss")
 			lost=$(awk -v s="$srv" -v p="${prof// /_}" '$2 == s && $3 == p && $9 != "-" { t += $9; c++ }
 				END { print c ? t : "-" }' "$TMP/results")
@@ -435,10 +456,11 @@ report() {
 						if (d < lo) lo = d; if (d > hi) hi = d }
 					END { if (c) printf "%+.1f..%+.1f", lo, hi; else print "-" }' "$TMP/results")
 			fi
-			printf '%-7s %-13s %9s %6s %8s %-13s %9s %7s %7s %8s %6s\n' "$srv" "$prof" \
+			printf '%-7s %-13s %9s %6s %8s %-13s %9s %7s %7s %8s %6s %7s %8s\n' "$srv" "$prof" \
 				"$(num %.0f "$(col "$srv" "$prof" 4)")" "$loss" "$(num %.1f "$paired")" "$range" \
 				"$(num %.0f "$(col "$srv" "$prof" 5)")" "$(num %.1f "$(col "$srv" "$prof" 6)")" \
-				"$(num %.1f "$(col "$srv" "$prof" 7)")" "$(num %.0f "$(col "$srv" "$prof" 8)")" "$lost"
+				"$(num %.1f "$(col "$srv" "$prof" 7)")" "$(num %.0f "$(col "$srv" "$prof" 8)")" "$lost" \
+				"$(num %.0f "$(col "$srv" "$prof" 12)")" "$(num %.1f "$(col "$srv" "$prof" 13)")"
 		done
 	done
 }
@@ -456,10 +478,12 @@ main() {
 	need perf linux-perf
 	need dpkg-source dpkg-dev
 	need objdump binutils
+	need bpftool bpftool
 	need make make
 	perf version >/dev/null 2>&1 || die "perf does not run (linux-perf for another kernel?)"
 	TMP=$(mktemp -d /tmp/tagprof-real-server.XXXXXX)
 	: >"$TMP/results"
+	bpf_stats_enable
 
 	# Not resolved: Debian's redis-server links to redis-check-rdb, which acts
 	# by the name it is started under.
