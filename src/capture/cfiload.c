@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The kernel's CFI tables (cfiload.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,14 +89,26 @@ struct loaded {
 	uint64_t base;
 };
 
-/* The table of m's binary, built and written on first use. -ENOSPC when
- * it does not fit, -ENOMEM. */
+/* Whether m's binary's table was built before: then *out is it. */
+static bool cached_table(struct cfiload *l, const struct unwind_cfi_map *m,
+			 struct loaded *out)
+{
+	uint64_t v;
+
+	if (!l->bins || !hashmap__get(l->bins, m->key, sizeof(m->key), &v))
+		return false;
+	*out = *(struct loaded *)(uintptr_t)v;
+	return true;
+}
+
+/* The table of m's binary, built and written on first use (*built says
+ * whether this call built it). -ENOSPC when it does not fit, -ENOMEM. */
 static int table_of(struct cfiload *l, struct unwinder *u,
-		    const struct unwind_cfi_map *m, struct loaded *out)
+		    const struct unwind_cfi_map *m, struct loaded *out,
+		    bool *built)
 {
 	struct loaded *ld;
 	struct cfitable t;
-	uint64_t v;
 	int err;
 
 	out->slot = TP_CFI_NO_TABLE;
@@ -104,14 +117,13 @@ static int table_of(struct cfiload *l, struct unwinder *u,
 		return 0;
 	if (!l->bins)		/* a reset could not make a new one */
 		return -ENOMEM;
-	if (hashmap__get(l->bins, m->key, sizeof(m->key), &v)) {
-		*out = *(struct loaded *)(uintptr_t)v;
+	if (cached_table(l, m, out))
 		return 0;
-	}
 	ld = calloc(1, sizeof(*ld));
 	if (!ld)
 		return -ENOMEM;
 	ld->slot = TP_CFI_NO_TABLE;
+	*built = true;
 	if (!unwinder__cfi_table(u, m->bin, &t)) {
 		err = write_table(l, &t, &ld->slot);
 		ld->base = t.base;
@@ -129,14 +141,44 @@ static int table_of(struct cfiload *l, struct unwinder *u,
 	return 0;
 }
 
+/* Whether mapping a's table is wanted before b's: a binary more
+ * processes map first (libc, the loader), then the executable, then by
+ * address. */
+static bool before(const struct unwind_cfi_map *a,
+		   const struct unwind_cfi_map *b)
+{
+	if (a->shared != b->shared)
+		return a->shared > b->shared;
+	if (a->exe != b->exe)
+		return a->exe;
+	return a->start < b->start;
+}
+
+/* order[0..n): the mappings' indexes, the table wanted first first. */
+static void build_order(const struct unwind_cfi_map *maps, long n,
+			uint8_t *order)
+{
+	for (long i = 0; i < n; i++) {
+		long j = i;
+
+		for (; j > 0 && before(&maps[i], &maps[order[j - 1]]); j--)
+			order[j] = order[j - 1];
+		order[j] = (uint8_t)i;
+	}
+}
+
 int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
 {
 	struct tp_cfi_proc *p = &l->scratch;
+	uint8_t order[TP_CFI_MAPS];
+	bool done[TP_CFI_MAPS];
 	struct loaded ld;
 	uint64_t start_ns;
+	bool built;
 	long n;
 	int err;
 
+	_Static_assert(TP_CFI_MAPS <= 256, "order holds a byte per mapping");
 	if (!l->t.rows) {
 		err = sampler__cfi_tables(l->s, &l->t);
 		if (err)
@@ -146,14 +188,37 @@ int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
 	if (n < 0)
 		return -ESRCH;
 	p->start_ns = start_ns;
-	p->n = 0;
+	p->n = n;
+	/* The tables built before (for another process, or before the
+	 * mappings changed) first: they cost nothing. */
 	for (long i = 0; i < n; i++) {
-		err = table_of(l, u, &l->maps[i], &ld);
-		if (err)
-			return err;
-		p->m[p->n++] = (struct tp_cfi_map){
+		ld = (struct loaded){ .slot = TP_CFI_NO_TABLE };
+		done[i] = !l->maps[i].bin || cached_table(l, &l->maps[i], &ld);
+		p->m[i] = (struct tp_cfi_map){
 			.start = l->maps[i].start, .end = l->maps[i].end,
 			.base = l->maps[i].bias + ld.base, .bin = ld.slot };
+	}
+	/* A table takes milliseconds to build (libc's 8 here, a big
+	 * server's tens): the process is walked from the first one in,
+	 * and each new one goes in as soon as it is built; the mappings
+	 * still without one are stepped by frame pointers. */
+	build_order(l->maps, n, order);
+	for (long k = 0; k < n; k++) {
+		long i = order[k];
+
+		if (done[i])
+			continue;
+		built = false;
+		err = table_of(l, u, &l->maps[i], &ld, &built);
+		if (err)
+			return err;
+		p->m[i].base = l->maps[i].bias + ld.base;
+		p->m[i].bin = ld.slot;
+		if (built && k + 1 < n) {
+			err = sampler__write_cfi_proc(l->s, pid, p);
+			if (err)
+				return err;
+		}
 	}
 	err = sampler__write_cfi_proc(l->s, pid, p);
 	if (err)

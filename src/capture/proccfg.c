@@ -203,6 +203,9 @@ static int marked_unwind(struct proccfg *c, struct unwinder *u, uint32_t pid)
 
 	if (!c->cfi)
 		return TP_PROC_UNWIND_COPY;
+	/* On before the tables go in: cfiload__put gives them one by one,
+	 * and until the first, the walk is by frame pointers. */
+	proccfg__set_unwind(c, pid, TP_PROC_UNWIND_CFI);
 	err = cfiload__put(c->cfi, u, pid);
 	if (err != -ENOTSUP)
 		unwinder__cfi_result(u, pid, !err);

@@ -224,7 +224,9 @@ long unwinder__cfi_maps(struct unwinder *u, uint32_t pid, uint64_t *start_ns,
 			bincache__get(u->bins, pid, m) : NULL;
 		struct unwind_cfi_map *o = &out[n++];
 
-		*o = (struct unwind_cfi_map){ .start = m->start, .end = m->end };
+		*o = (struct unwind_cfi_map){ .start = m->start, .end = m->end,
+					      .shared = m->bin ? m->bin->refs : 0,
+					      .exe = m->exe };
 		if (b && b->cfi &&
 		    bincache__map_bias(b, m->start, m->offset, &o->bias)) {
 			o->bin = b;
@@ -254,6 +256,11 @@ void unwinder__cfi_result(struct unwinder *u, uint32_t pid, bool in_force)
 {
 	struct uwproc *up = uwproc_of(u, pid);
 
+	/* The tables went in one by one, the walk on from the first: a
+	 * stack walked before the last may differ from libdwfl's for want
+	 * of one, which is no difference (kernel_cfi_stack). */
+	if (in_force && up)
+		up->cfi_sent_ns = clock__mono_ns();
 	/* A renewal (new mappings) is no new process. */
 	if (in_force && up && up->cfi_walked)
 		return;

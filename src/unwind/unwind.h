@@ -117,6 +117,11 @@ struct unwind_cfi_map {
 	uint64_t start, end, bias;
 	struct bincache_entry *bin;	/* valid until the next call here */
 	uint64_t key[2];		/* the binary's (device, inode) */
+	/* which table to build first: the mappings of the binary in all
+	 * processes known (libc's: nearly every one), and whether the
+	 * process executes it */
+	uint32_t shared;
+	bool exe;
 };
 /* pid's mappings, at most max into out, and its start time; -1 if the
  * process is not known, or has more than max. Remembers the maps it gave,
