@@ -56,6 +56,9 @@ bench_log() { echo "$(basename "$0" .sh): $*" >&2; }
 
 alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
 
+# le A B: whether the number A is at most B (decimals, as awk reads them).
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+
 # stop_pid PID SIGNAL: stops a leftover process, then SIGKILL if it does not
 # go. Profilers get SIGINT so they detach their BPF programs and perf events;
 # the rest get SIGTERM, as background jobs of a script ignore SIGINT.

@@ -393,8 +393,6 @@ measure_quiet() {
 	echo "$round $srv ${prof// /_} $RESULT $FOREIGN $try $COST" >>"$TMP/results"
 }
 
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-
 # --- report ---
 
 # col SERVER PROFILER FIELD: the median of a results column over the rounds.

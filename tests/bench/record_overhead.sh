@@ -55,8 +55,7 @@ PROF_SH_PID=	# subshell that runs GNU time and then reads its CPU
 PROF_PID=	# the profiler itself, GNU time's child
 WORK_PIDS=()
 
-die() { echo "record_overhead: $*" >&2; exit 1; }
-log() { echo "record_overhead: $*" >&2; }
+die() { bench_log "$*"; exit 1; }
 
 # Temp files go, except after a failure: then the failed run's output
 # (profiler stderr, GNU time's report) is kept for a look.
@@ -82,9 +81,6 @@ trap 'exit 130' INT TERM
 # calc EXPR: evaluates an awk expression, printed with %.6g.
 calc() { awk "BEGIN { printf \"%.6g\", $1 }"; }
 
-# le A B: true when A <= B.
-le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
-
 now_ns() { date +%s%N; }
 
 # --- preparation ---
@@ -100,7 +96,7 @@ check_prereqs() {
 }
 
 build() {
-	log "building: make -C $repo tests"
+	bench_log "building: make -C $repo tests"
 	make -s -C "$repo" BUILD="$BUILD" tests >&2 || die "build failed"
 	[ -x "$TAGPROF" ] || die "$TAGPROF was not built"
 	[ -x "$WORKLOAD" ] || die "$WORKLOAD was not built"
@@ -249,7 +245,7 @@ count_samples() {
 		# Cross-check with record's own "(N samples)" summary.
 		summary=$(sed -nE 's/.*\(([0-9]+) samples\).*/\1/p' "$dir/stderr")
 		if [ -n "$summary" ] && [ "$summary" != "$n" ]; then
-			log "warning: perf report counts $n samples, perf record said $summary"
+			bench_log "warning: perf report counts $n samples, perf record said $summary"
 		fi
 		rm -f "$dir/perf.data"	# can be tens of MB a run
 		;;
@@ -301,7 +297,7 @@ measure() {
 			[ "$rc" -gt 0 ] || die "$name: BPF program ran 0 times (stats off?)"
 			bpf=$(calc "$rt / $rc")
 			if [ "$name" = tagprof ] && [ "$names" != on_sample ]; then
-				log "warning: tagprof's perf_event program is '$names', not on_sample"
+				bench_log "warning: tagprof's perf_event program is '$names', not on_sample"
 			fi
 		fi
 	fi
@@ -316,16 +312,16 @@ measure_quiet() {
 	for ((try = 1; ; try++)); do
 		wait_quiet "$FOREIGN_MAX" "$QUIET_WAIT"
 		measure "$name"
-		log "run $run/$RUNS $(printf '%-8s' "$name") wall, cpu_s, rss_KiB," \
+		bench_log "run $run/$RUNS $(printf '%-8s' "$name") wall, cpu_s, rss_KiB," \
 			"samples, lost, bpf_ns: $RESULT; other load $FOREIGN%"
 		if le "$FOREIGN" "$FOREIGN_MAX"; then
 			break
 		fi
 		if [ "$try" -ge "$TRIES" ]; then
-			log "warning: keeping it anyway after $TRIES tries"
+			bench_log "warning: keeping it anyway after $TRIES tries"
 			break
 		fi
-		log "other load above $FOREIGN_MAX% of the CPUs: run again"
+		bench_log "other load above $FOREIGN_MAX% of the CPUs: run again"
 	done
 	echo "$name $run $RESULT $FOREIGN $try" >>"$TMP/results"
 }
@@ -439,7 +435,7 @@ main() {
 	find_profilers
 	for name in perf bpftrace; do
 		if [ -n "${SKIPPED[$name]:-}" ]; then
-			log "skipping $name: ${SKIPPED[$name]}"
+			bench_log "skipping $name: ${SKIPPED[$name]}"
 		fi
 	done
 	TMP=$(mktemp -d /tmp/tagprof-bench.XXXXXX)
