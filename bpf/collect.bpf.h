@@ -262,7 +262,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	struct scratch *s;
 	__u64 *frames;
 	__u64 size, h = 0;
-	__u32 kslot, fbytes;
+	__u32 kslot, fbytes, extra;
 	bool has_mm;
 	STAGES_BEGIN();
 
@@ -341,20 +341,18 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 		return 0;
 
 	kslot = stack_ids && nk ? 1 : 0;
-	size = sizeof(s->hdr) + pad + (nu + kslot + nk) * sizeof(__u64);
+	fbytes = (nu + kslot + nk) * sizeof(__u64);
+	extra = 0;
 	s->hdr.stack_size = 0;
 	if (HAVE_USTACK && has_mm)
-		size += user_extras(regs, st, cfg, s, &frames[nu + kslot + nk]);
+		extra = user_extras(regs, st, cfg, s, &frames[nu + kslot + nk]);
 	STAGE_END(STAGE_EXTRAS);
 	s->hdr.stack_kind = TP_STACK_FRAMES;
 	s->hdr.kstack_kind = TP_STACK_FRAMES;
 	s->hdr.stack_id = 0;
-	if (stack_ids) {
+	if (stack_ids)
 		fbytes = name_stacks(s, frames, h, nu, nk);
-		/* with a stack copy behind them, every frame goes */
-		if (!(s->hdr.ustack_flags & TP_USTACK_REGS))
-			size = sizeof(s->hdr) + pad + fbytes;
-	}
+	size = sizeof(s->hdr) + pad + fbytes + extra;
 	/* Through the scratch value and back: read from a map, the size is
 	 * known to the verifier only by the bound checked next, the same on
 	 * every path that led here, so it checks what follows once rather

@@ -106,18 +106,19 @@ static int move_step(__u64 i, void *arg)
  * nothing follows them, a stack copy does), and returns the bytes of
  * frames to send: the user frames unless SEEN, then, when there are kernel
  * frames, their id and, unless SEEN, the frames. Where only the kernel's
- * go, they are moved to the start. */
+ * go, they are moved to the start. With a stack copy behind them, that is
+ * every frame, where the copy already lies after them. */
 static __always_inline __u32 name_stacks(struct scratch *s, __u64 *frames,
 					 __u64 hu, __u32 nu, __u32 nk)
 {
 	__u32 gen = stack_gen, n = 0;
-	bool any = !(s->hdr.ustack_flags & TP_USTACK_REGS);
+	bool may_omit = !(s->hdr.ustack_flags & TP_USTACK_REGS);
 	struct frame_move m = { .frames = frames, .from = nu };
 	__u64 kid;
 
 	s->hdr.stack_id = stack_id_of(hu, nu, 0, s->hdr.pid, gen);
 	s->hdr.stack_gen = gen;
-	s->hdr.stack_kind = any && was_sent(s->hdr.stack_id) ?
+	s->hdr.stack_kind = may_omit && was_sent(s->hdr.stack_id) ?
 				    TP_STACK_SEEN : TP_STACK_NEW;
 	if (s->hdr.stack_kind == TP_STACK_NEW)
 		n = nu;
@@ -127,7 +128,7 @@ static __always_inline __u32 name_stacks(struct scratch *s, __u64 *frames,
 	kid = stack_id_of(fold_frames(0, frames, nu + 1, nu + 1 + nk), 0, nk,
 			  0, gen);
 	s->kstack_id = kid;
-	s->hdr.kstack_kind = any && was_sent(kid) ? TP_STACK_SEEN :
+	s->hdr.kstack_kind = may_omit && was_sent(kid) ? TP_STACK_SEEN :
 						    TP_STACK_NEW;
 	m.n = s->hdr.kstack_kind == TP_STACK_NEW ? 1 + nk : 1;
 	if (nu < FRAME_SLOTS)	/* always; tells the verifier */

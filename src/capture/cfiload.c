@@ -101,29 +101,22 @@ static bool cached_table(struct cfiload *l, const struct unwind_cfi_map *m,
 	return true;
 }
 
-/* The table of m's binary, built and written on first use (*built says
- * whether this call built it). -ENOSPC when it does not fit, -ENOMEM. */
-static int table_of(struct cfiload *l, struct unwinder *u,
-		    const struct unwind_cfi_map *m, struct loaded *out,
-		    bool *built)
+/* Builds and writes the table of m's binary, which has none yet (not
+ * cached_table): remembered, also when the binary turns out to have no
+ * table, so it is not built again. -ENOSPC when it does not fit, -ENOMEM. */
+static int build_table(struct cfiload *l, struct unwinder *u,
+		       const struct unwind_cfi_map *m, struct loaded *out)
 {
 	struct loaded *ld;
 	struct cfitable t;
 	int err;
 
-	out->slot = TP_CFI_NO_TABLE;
-	out->base = 0;
-	if (!m->bin)
-		return 0;
 	if (!l->bins)		/* a reset could not make a new one */
 		return -ENOMEM;
-	if (cached_table(l, m, out))
-		return 0;
 	ld = calloc(1, sizeof(*ld));
 	if (!ld)
 		return -ENOMEM;
 	ld->slot = TP_CFI_NO_TABLE;
-	*built = true;
 	if (!unwinder__cfi_table(u, m->bin, &t)) {
 		err = write_table(l, &t, &ld->slot);
 		ld->base = t.base;
@@ -174,7 +167,6 @@ int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
 	bool done[TP_CFI_MAPS];
 	struct loaded ld;
 	uint64_t start_ns;
-	bool built;
 	long n;
 	int err;
 
@@ -208,13 +200,12 @@ int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
 
 		if (done[i])
 			continue;
-		built = false;
-		err = table_of(l, u, &l->maps[i], &ld, &built);
+		err = build_table(l, u, &l->maps[i], &ld);
 		if (err)
 			return err;
 		p->m[i].base = l->maps[i].bias + ld.base;
 		p->m[i].bin = ld.slot;
-		if (built && k + 1 < n) {
+		if (k + 1 < n) {
 			err = sampler__write_cfi_proc(l->s, pid, p);
 			if (err)
 				return err;

@@ -5,11 +5,11 @@
  * id for as long as it remembers having sent it; so every id a record
  * names was sent whole in an earlier record, and the table must keep every
  * stack it was sent. A record's user frames and kernel frames are named
- * apart, each by its own id. It is bounded all the same: once it holds more than
- * its bound, stacktab__roll starts a new generation, which the BPF side
- * mixes into every id, so that each stack is sent whole once more; the
- * previous generation's stacks are kept one roll longer for the records
- * still on their way. An id the table does not have (a record of an older
+ * apart, each by its own id. It is bounded all the same: once it holds
+ * more than its bound, stacktab__roll starts a new generation, which the
+ * BPF side mixes into every id, so that each stack is sent whole once
+ * more; the previous generation's stacks are kept one roll longer for the
+ * records still on their way. An id the table does not have (a record of an older
  * generation, or one whose stack does not match its id's) is refused and
  * counted by the caller, never given another stack's frames. */
 #ifndef TAGPROF_STACKTAB_H
