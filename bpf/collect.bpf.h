@@ -54,10 +54,11 @@ static __always_inline __u64 origin_period(void *ctx,
  * so that a full buffer never waits for the clock. The buffer is asked how
  * much waits only after this CPU wrote ring_check_bytes more (*unwoken;
  * NULL: not counted), not for every record: its positions live on cache
- * lines every CPU and the reader write. now: bpf_ktime_get_ns(). Racing
- * CPUs may both wake it: harmless. */
+ * lines every CPU and the reader write. now: bpf_ktime_get_ns(); every_ns:
+ * ring_wakeup_ns, or ring_probe_wakeup_ns for a record the reader should
+ * see soon. Racing CPUs may both wake it: harmless. */
 static __always_inline __u64 wakeup_flag(__u64 now, __u64 *unwoken,
-					 __u64 bytes)
+					 __u64 bytes, __u64 every_ns)
 {
 	if (unwoken) {
 		*unwoken += bytes;
@@ -70,7 +71,7 @@ static __always_inline __u64 wakeup_flag(__u64 now, __u64 *unwoken,
 			}
 		}
 	}
-	if (now - last_wakeup_ns < ring_wakeup_ns)
+	if (now - last_wakeup_ns < every_ns)
 		return BPF_RB_NO_WAKEUP;
 	last_wakeup_ns = now;
 	if (unwoken)
@@ -167,11 +168,20 @@ static __always_inline __u32 kernel_frames(void *ctx,
 				       TP_MAX_FRAMES * sizeof(__u64), 0));
 }
 
-/* Whether this sample copies the user stack (enum tp_ustack_flags). */
+/* Not sent: copy_wanted's mark of a probe of a young process. Its answer
+ * decides how the process's next samples are walked, so its record wakes
+ * the reader soon (ring_probe_wakeup_ns), not within the second that any
+ * record may wait: a process without frame pointers is walked by CFI
+ * within tens of milliseconds of its first probe, in `record` and the
+ * agent alike. Once a process is young, not once per sample of it. */
+#define COPY_YOUNG_PROBE	0x100
+
+/* Whether this sample copies the user stack (enum tp_ustack_flags, and
+ * COPY_YOUNG_PROBE). */
 static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 					 __u64 start_ns)
 {
-	__u32 every;
+	__u32 every, young = 0;
 
 	if (unwind_mode == TP_UNWIND_DWARF)
 		return TP_USTACK_REGS;
@@ -180,16 +190,18 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 	if (cfg && (cfg->unwind == TP_PROC_UNWIND_COPY ||
 		    (cfg->unwind == TP_PROC_UNWIND_CFI && cfi_check_all)))
 		return TP_USTACK_REGS;
-	if (cfg && cfg->unwind == TP_PROC_UNWIND_CFI)
+	if (cfg && cfg->unwind == TP_PROC_UNWIND_CFI) {
 		every = TP_PROBE_EVERY_CFI;
-	else if (bpf_ktime_get_boot_ns() - start_ns < TP_YOUNG_NS)
+	} else if (bpf_ktime_get_boot_ns() - start_ns < TP_YOUNG_NS) {
 		every = probe_every_young;
-	else
+		young = COPY_YOUNG_PROBE;
+	} else {
 		every = TP_PROBE_EVERY;
+	}
 	if (!every)		/* cannot happen: the agent sets it >= 1 */
 		return 0;
 	return bpf_get_prandom_u32() % every == 0 ?
-		       TP_USTACK_REGS | TP_USTACK_PROBE : 0;
+		       TP_USTACK_REGS | TP_USTACK_PROBE | young : 0;
 }
 
 /* After the frames at tail: the user registers and stack copy, when this
@@ -225,8 +237,10 @@ static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 			/* a CFI walk's flag stays: the copy checks it */
 			s->hdr.ustack_flags = (s->hdr.ustack_flags &
 					       TP_USTACK_CFI) |
-					      TP_USTACK_SP_WORD | copy |
+					      TP_USTACK_SP_WORD |
+					      (copy & ~COPY_YOUNG_PROBE) |
 					      (is_short ? TP_USTACK_SHORT : 0);
+			s->wake_soon = copy & COPY_YOUNG_PROBE;
 			s->hdr.stack_size = len;
 			stat_inc(st, ustack_copied);
 			if (copy & TP_USTACK_PROBE)
@@ -344,6 +358,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	fbytes = (nu + kslot + nk) * sizeof(__u64);
 	extra = 0;
 	s->hdr.stack_size = 0;
+	s->wake_soon = 0;
 	if (HAVE_USTACK && has_mm)
 		extra = user_extras(regs, st, cfg, s, &frames[nu + kslot + nk]);
 	STAGE_END(STAGE_EXTRAS);
@@ -362,10 +377,10 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
 		return 0;
 	STAGE_END(STAGE_STACKID);
-	/* A probe wakes the reader no sooner than any record (once a second
-	 * at most): `auto` sees within that second that a process needs CFI. */
 	if (bpf_ringbuf_output(&events, s, size,
-			       wakeup_flag(s->hdr.time_ns, &s->unwoken, size))) {
+			       wakeup_flag(s->hdr.time_ns, &s->unwoken, size,
+					   s->wake_soon ? ring_probe_wakeup_ns :
+							  ring_wakeup_ns))) {
 		stat_inc(st, lost);
 		return 0;
 	}

@@ -16,6 +16,7 @@ const volatile bool filter_tag = false;		/* --tag: only matching tags */
 const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
 const volatile __u64 ring_check_bytes = TP_RINGBUF_BYTES / 8;	/* per CPU */
 const volatile __u64 ring_wakeup_ns = 1000000000;	/* records wake the reader at most this often */
+const volatile __u64 ring_probe_wakeup_ns = 10000000;	/* young probes: this often (collect.bpf.h) */
 const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
 const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
 const volatile __u32 probe_every_young = 8;	/* ustack.bpf.h; by the rate */
@@ -101,6 +102,7 @@ struct scratch {
 	__u64 unwoken;
 	__u64 size;		/* the record's (collect_sample) */
 	__u64 kstack_id;	/* the kernel frames' id (stackid.bpf.h) */
+	__u32 wake_soon;	/* a young process's probe (collect.bpf.h) */
 };
 
 struct {
