@@ -263,11 +263,11 @@ NOFP         := $(BUILD)/workloads/nofp_chain
 $(NOFP): tests/workloads/nofp/chain.c | $(BUILD)/workloads
 	$(NOFP_CC) $(NOFP_CFLAGS) $(WARN) -o $@ $<
 # The hard cases for a CFI walk (signal frames, PLT, JIT code, recursion
-# past the cap), also without frame pointers; -fno-builtin keeps the libc
-# calls real calls through the PLT.
+# past the cap, a library reached late), also without frame pointers;
+# -fno-builtin keeps the libc calls real calls through the PLT.
 NOFP_CASES   := $(BUILD)/workloads/nofp_cases
 $(NOFP_CASES): tests/workloads/nofp/cases.c | $(BUILD)/workloads
-	$(NOFP_CC) $(NOFP_CFLAGS) -fno-builtin $(WARN) -o $@ $<
+	$(NOFP_CC) $(NOFP_CFLAGS) -fno-builtin $(WARN) -o $@ $< -lz
 
 tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC)
 

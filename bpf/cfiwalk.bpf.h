@@ -31,6 +31,7 @@
 enum cfi_end {
 	CFI_END_OUTERMOST,	/* the outermost frame (or return address 0) */
 	CFI_END_NO_MAP,		/* a pc no mapping of the process holds */
+	CFI_END_LATER,		/* a mapping whose table is not built yet */
 	CFI_END_UNSUPPORTED,	/* a rule the walk cannot follow */
 	CFI_END_UNREADABLE,	/* stack memory or rbp not to be had */
 	CFI_END_BAD_FRAME,	/* the caller's frame was not above */
@@ -199,7 +200,7 @@ static __always_inline bool cfi_frame(struct cfi_walk *c, struct fp_window *w)
 	mi = cfi_map_of(c->proc, look, w->hint);
 	if (mi >= 0 && mi < TP_CFI_MAPS) {
 		w->hint = mi;
-		if (c->proc->m[mi].bin == TP_CFI_NO_TABLE)
+		if (c->proc->m[mi].bin >= TP_CFI_LATER)	/* or NO_TABLE */
 			row.kind = TP_CFI_NONE;
 		else
 			row = cfi_row_at(c->proc->m[mi].bin,
@@ -217,6 +218,10 @@ static __always_inline bool cfi_frame(struct cfi_walk *c, struct fp_window *w)
 	w->n = n + 1;
 	if (mi < 0 || mi >= TP_CFI_MAPS) {
 		w->why = CFI_END_NO_MAP;
+		return false;
+	}
+	if (c->proc->m[mi].bin == TP_CFI_LATER) {
+		w->why = CFI_END_LATER;
 		return false;
 	}
 	switch (kind) {
@@ -312,6 +317,9 @@ static __always_inline void cfi_count_end(struct tp_stats *st, __u32 why)
 		break;
 	case CFI_END_NO_MAP:
 		stat_inc(st, cfi_no_map);
+		break;
+	case CFI_END_LATER:
+		stat_inc(st, cfi_later);
 		break;
 	case CFI_END_UNSUPPORTED:
 		stat_inc(st, cfi_unsupported);

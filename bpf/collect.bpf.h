@@ -129,7 +129,9 @@ static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
 			n = walk_user_cfi(regs, frames, w, p, st);
 			if (n) {
 				*h = w->hash;
-				hdr->ustack_flags = TP_USTACK_CFI;
+				hdr->ustack_flags = TP_USTACK_CFI |
+					(w->why == CFI_END_LATER ?
+						 TP_USTACK_LATER : 0);
 				return n;
 			}
 		}
@@ -177,13 +179,13 @@ static __always_inline __u32 kernel_frames(void *ctx,
 #define COPY_YOUNG_PROBE	0x100
 
 /* Whether this sample copies the user stack (enum tp_ustack_flags, and
- * COPY_YOUNG_PROBE). */
+ * COPY_YOUNG_PROBE). walked: the user walk's flags. */
 static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
-					 __u64 start_ns)
+					 __u64 start_ns, __u32 walked)
 {
 	__u32 every, young = 0;
 
-	if (unwind_mode == TP_UNWIND_DWARF)
+	if (unwind_mode == TP_UNWIND_DWARF || (walked & TP_USTACK_LATER))
 		return TP_USTACK_REGS;
 	if (unwind_mode != TP_UNWIND_AUTO)
 		return 0;
@@ -215,7 +217,8 @@ static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 {
 #if HAVE_USTACK
 	struct tp_uregs *r = (struct tp_uregs *)tail;
-	__u32 copy = copy_wanted(cfg, s->hdr.start_ns), len;
+	__u32 copy = copy_wanted(cfg, s->hdr.start_ns, s->hdr.ustack_flags);
+	__u32 len;
 	__u64 sp;
 	bool is_short;
 
@@ -234,9 +237,11 @@ static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 				  &is_short);
 		if (len >= sizeof(__u64)) {
 			s->hdr.sp_word = *(__u64 *)(r + 1);
-			/* a CFI walk's flag stays: the copy checks it */
+			/* a CFI walk's flags stay: the copy checks it,
+			 * or completes it */
 			s->hdr.ustack_flags = (s->hdr.ustack_flags &
-					       TP_USTACK_CFI) |
+					       (TP_USTACK_CFI |
+						TP_USTACK_LATER)) |
 					      TP_USTACK_SP_WORD |
 					      (copy & ~COPY_YOUNG_PROBE) |
 					      (is_short ? TP_USTACK_SHORT : 0);
@@ -252,7 +257,8 @@ static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
 		stat_inc(st, ustack_failed);
 		return 0;
 	}
-	if (s->hdr.ustack_flags & TP_USTACK_SP_WORD)
+	/* A CFI walk has no leaf to repair: its flag stays, no word read. */
+	if (s->hdr.ustack_flags & (TP_USTACK_SP_WORD | TP_USTACK_CFI))
 		return 0;
 	sp = read_usp(regs);
 	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),

@@ -87,6 +87,10 @@ enum tp_ustack_flags {
 	TP_USTACK_CFI = 16,	/* the user frames were walked by CFI in the
 				   kernel (bpf/cfiwalk.bpf.h), not by frame
 				   pointers: no leaf to repair */
+	TP_USTACK_LATER = 32,	/* ... and reached a mapping whose table is
+				   not built yet (TP_CFI_LATER): the stack
+				   is copied, for the agent to unwind and to
+				   build the tables the stack passes through */
 };
 
 /* The user registers CFI unwinding starts from (x86-64): the interrupted
@@ -147,6 +151,10 @@ enum tp_proc_unwind {
 #define TP_CFI_MAPS		127		/* executable mappings each */
 #define TP_CFI_PAGE_ROWS	1024		/* rows a page's search covers */
 #define TP_CFI_NO_TABLE		0xffffffffu	/* tp_cfi_map.bin: no CFI */
+/* tp_cfi_map.bin: a binary with CFI whose table is built when a stack
+ * first passes through it (src/capture/cfiload.c): a process maps many
+ * libraries its stacks never reach. */
+#define TP_CFI_LATER		0xfffffffeu
 
 /* tp_cfi_row.kind, low 4 bits: how the CFA (the caller's stack pointer) is
  * found; the return address is at CFA - 8 in every kind that has one. */
@@ -191,7 +199,8 @@ struct tp_cfi_bin {
 struct tp_cfi_map {
 	__u64 start, end;
 	__u64 base;
-	__u32 bin;	/* TP_CFI_NO_TABLE: walk by frame pointers */
+	__u32 bin;	/* TP_CFI_NO_TABLE: walk by frame pointers;
+			   TP_CFI_LATER: end the walk, copy the stack */
 	__u32 pad;
 };
 
@@ -326,6 +335,8 @@ enum tp_ctx_kind {
 	X(cfi_end, "reached the outermost frame")			\
 	X(cfi_fp_frames, "frames without CFI, by frame pointers")	\
 	X(cfi_no_map, "ended at a pc no table mapping holds")		\
+	/* ... at a library whose table is not built yet: copied */	\
+	X(cfi_later, "ended at a table not built yet")			\
 	X(cfi_unsupported, "ended at a rule the kernel walk lacks")	\
 	X(cfi_unreadable, "ended at unreadable stack memory")		\
 	X(cfi_bad_frame, "ended at a frame that went down the stack")	\
@@ -336,6 +347,6 @@ struct tp_stats {
 	TP_STATS_COUNTERS(TP_STATS_FIELD)
 };
 #undef TP_STATS_FIELD
-_Static_assert(sizeof(struct tp_stats) == 232, "tp_stats layout");
+_Static_assert(sizeof(struct tp_stats) == 240, "tp_stats layout");
 
 #endif

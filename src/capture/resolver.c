@@ -65,6 +65,7 @@ static size_t frames(struct resolver *r, struct proc *p,
 		.sp_word = s->sp_word,
 		.probe = s->ustack_flags & TP_USTACK_PROBE,
 		.cfi = s->ustack_flags & TP_USTACK_CFI,
+		.later = s->ustack_flags & TP_USTACK_LATER,
 		.regs = rs->regs, .stack = rs->stack,
 		.stack_len = rs->regs ? s->stack_size : 0 }, r->user);
 	return symbolizer__stack(r->x.sym, p, r->user, nu,

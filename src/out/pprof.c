@@ -674,6 +674,20 @@ static bool keep(const uint8_t *set, size_t i)
 	return !set || set[i];
 }
 
+/* How many of the n records set keeps: the encoder's arrays are sized by
+ * it, so that a window split into many services costs each service's
+ * file what its own records need, not the whole window's. */
+static size_t kept(const uint8_t *set, size_t n)
+{
+	size_t k = 0;
+
+	if (!set)
+		return n;
+	for (size_t i = 0; i < n; i++)
+		k += set[i] != 0;
+	return k;
+}
+
 static void enc_free(struct enc *e)
 {
 	free(e->strs);
@@ -758,7 +772,8 @@ static int fill_mappings(const struct pprof *p, struct enc *e,
 	size_t n = p->mappings.n, i, k = 0;
 	uint8_t *unnamed = unnamed_mappings(p, sel);
 
-	if (!unnamed || !alloc_pair(&e->maps, &e->mapp, n, sizeof(*e->maps))) {
+	if (!unnamed || !alloc_pair(&e->maps, &e->mapp, kept(sel->map, n),
+				    sizeof(*e->maps))) {
 		free(unnamed);
 		return -ENOMEM;
 	}
@@ -799,7 +814,8 @@ static int fill_functions(const struct pprof *p, struct enc *e,
 {
 	size_t n = p->functions.n, i, k = 0;
 
-	if (!alloc_pair(&e->funcs, &e->funcp, n, sizeof(*e->funcs)))
+	if (!alloc_pair(&e->funcs, &e->funcp, kept(sel->fn, n),
+			sizeof(*e->funcs)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct pp_function *r = p->functions.recs[i];
@@ -825,8 +841,10 @@ static int fill_locations(const struct pprof *p, struct enc *e,
 	size_t n = p->locations.n, nlines = 0, i, j, li = 0, k = 0;
 
 	for (i = 0; i < n; i++)
-		nlines += ((const uint64_t *)p->locations.recs[i])[2];
-	if (!alloc_pair(&e->locs, &e->locp, n, sizeof(*e->locs)) ||
+		if (keep(sel->loc, i))
+			nlines += ((const uint64_t *)p->locations.recs[i])[2];
+	if (!alloc_pair(&e->locs, &e->locp, kept(sel->loc, n),
+			sizeof(*e->locs)) ||
 	    !alloc_pair(&e->lines, &e->linep, nlines, sizeof(*e->lines)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -867,8 +885,10 @@ static int fill_samples(const struct pprof *p, struct enc *e,
 	size_t n = p->samples.n, nlabels = 0, i, j, li = 0, k = 0;
 
 	for (i = 0; i < n; i++)
-		nlabels += sample_nlabels(p->samples.recs[i]);
-	if (!alloc_pair(&e->samples, &e->samplep, n, sizeof(*e->samples)) ||
+		if (keep(sel->sample, i))
+			nlabels += sample_nlabels(p->samples.recs[i]);
+	if (!alloc_pair(&e->samples, &e->samplep, kept(sel->sample, n),
+			sizeof(*e->samples)) ||
 	    !alloc_pair(&e->labels, &e->labelp, nlabels, sizeof(*e->labels)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {

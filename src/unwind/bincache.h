@@ -61,6 +61,9 @@ struct bincache_entry {
 	struct hashmap *rules;	/* vaddr -> packed cfirule */
 	struct hashmap *pcs;	/* vaddr -> leaf decision + 1 */
 	struct hashmap *fns;	/* function vaddr -> prologue class + 1 */
+	/* a stack of a process walked by kernel CFI passed through it:
+	 * its table is built (unwind.h, unwind_cfi_map.wanted) */
+	bool cfi_wanted;
 };
 
 /* Counts in st (cfi_too_big, bins_reset). Reads our own vDSO. NULL on

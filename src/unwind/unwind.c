@@ -36,6 +36,7 @@ struct uwproc {
 					   was given (unwinder__cfi_maps) */
 	uint64_t cfi_sent_ns;		/* when (CLOCK_MONOTONIC) */
 	bool cfi_walked;		/* counted in kcfi_procs */
+	bool cfi_renewing;		/* asked for tables a walk reached */
 	struct dwflspace space;		/* CFI by libdwfl */
 };
 
@@ -160,6 +161,58 @@ static void say_difference(const struct unwind_sample *s, const uint64_t *cfi,
 		i < n ? cfi[i] : 0);
 }
 
+/* Marks the binaries the stack passes through as wanted in the kernel's
+ * CFI tables. Returns whether one was not before. */
+static bool want_tables(struct unwinder *u, struct proc *p,
+			const uint64_t *pcs, size_t n)
+{
+	const struct proc_map *m, *last = NULL;
+	struct bincache_entry *b;
+	bool more = false;
+
+	for (size_t i = 0; i < n; i++) {
+		/* every frame after the leaf is a return address */
+		m = proctable__map_at(p, i ? pcs[i] - 1 : pcs[i]);
+		if (!m || m == last || !m->bin)
+			continue;
+		last = m;
+		b = bincache__get(u->bins, p->pid, m);
+		if (b && b->cfi && !b->cfi_wanted) {
+			b->cfi_wanted = true;
+			more = true;
+		}
+	}
+	return more;
+}
+
+/* A walk that reached a mapping whose table was not built yet: the copy
+ * that came with it is unwound here, and the binaries its stack passes
+ * through are put in the kernel (the mark is renewed), once per put: the
+ * samples taken before it went in come with the same flag. */
+static size_t later_stack(struct unwinder *u, struct uwproc *up,
+			  struct proc *p, const struct unwind_sample *s,
+			  uint64_t *out)
+{
+	size_t n;
+
+	if (!s->regs || !p->nmaps)
+		return s->nfp;
+	u->stats.kcfi_later++;
+	u->stats.copies++;
+	n = cfi_stack(u, up, p, s, out);
+	if (n <= 1) {
+		u->stats.cfi_failed++;
+		memcpy(out, s->fp, s->nfp * sizeof(*out));
+		return s->nfp;
+	}
+	if ((want_tables(u, p, out, n) || s->time_ns >= up->cfi_sent_ns) &&
+	    !up->cfi_renewing) {
+		up->cfi_renewing = true;
+		autopolicy__renew(u->policy, up->pid, &up->mark);
+	}
+	return n;
+}
+
 /* A stack the kernel walked by CFI: as it came. Its process's mappings
  * changed since the walk was given them: the mark is renewed, so that the
  * new ones reach the kernel. A probe (a copy came too) is unwound by
@@ -188,6 +241,8 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 	}
 	if (up->cfi_maps_ver != p->maps_ver)
 		autopolicy__renew(u->policy, up->pid, &up->mark);
+	if (s->later)
+		return later_stack(u, up, p, s, out);
 	if (!s->regs || !p->nmaps)
 		return s->nfp;
 	u->stats.copies++;
@@ -232,6 +287,7 @@ long unwinder__cfi_maps(struct unwinder *u, uint32_t pid, uint64_t *start_ns,
 			o->bin = b;
 			o->key[0] = b->dev;
 			o->key[1] = b->ino;
+			o->wanted = m->exe || b->cfi_wanted;
 		}
 	}
 	up->cfi_maps_ver = p->maps_ver;
@@ -261,6 +317,8 @@ void unwinder__cfi_result(struct unwinder *u, uint32_t pid, bool in_force)
 	 * of one, which is no difference (kernel_cfi_stack). */
 	if (in_force && up)
 		up->cfi_sent_ns = clock__mono_ns();
+	if (up)
+		up->cfi_renewing = false;
 	/* A renewal (new mappings) is no new process. */
 	if (in_force && up && up->cfi_walked)
 		return;
@@ -300,6 +358,8 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 		return nfp;
 	}
 	helps = autopolicy__cfi_helps(out, nfp, cfi, ncfi);
+	if (u->mode == TP_UNWIND_AUTO && helps)
+		want_tables(u, p, cfi, ncfi);
 	if (u->mode == TP_UNWIND_AUTO) {
 		autopolicy__observe(u->policy, up->pid, &up->mark, s->probe,
 				    helps);

@@ -51,6 +51,8 @@ struct tp_uregs;
 	   full, or the process has over TP_CFI_MAPS mappings */	\
 	X(kcfi_refused, "kernel CFI refused, copies instead")		\
 	X(kcfi_stacks, "stacks walked by kernel CFI")			\
+	/* ... to a library without its table yet: the copy unwound here */ \
+	X(kcfi_later, "completed from a copy")				\
 	/* probes of those unwound by libdwfl too, to check them */	\
 	X(kcfi_checked, "checked against libdwfl")			\
 	X(kcfi_differs, "differing from libdwfl")			\
@@ -84,6 +86,9 @@ struct unwind_sample {
 	bool probe;		/* the copy is an `auto` probe */
 	bool cfi;		/* fp holds the kernel's CFI walk, not a
 				   frame-pointer chain */
+	bool later;		/* ... which ended at a mapping whose table
+				   was not built yet; regs and stack hold a
+				   copy to unwind here */
 	const struct tp_uregs *regs;
 	const uint8_t *stack;
 	size_t stack_len;
@@ -122,6 +127,10 @@ struct unwind_cfi_map {
 	 * process executes it */
 	uint32_t shared;
 	bool exe;
+	/* its table is wanted now: the executable, or a binary some stack
+	 * passed through; the others' are built when a walk reaches them
+	 * (TP_CFI_LATER) */
+	bool wanted;
 };
 /* pid's mappings, at most max into out, and its start time; -1 if the
  * process is not known, or has more than max. Remembers the maps it gave,

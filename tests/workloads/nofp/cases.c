@@ -12,6 +12,10 @@
  *   mixed   fp_frame (built with a frame pointer: its CFA is rbp + 16)
  *           calls zero_bp, which saves rbp, zeroes it and calls spin:
  *           past zero_bp, rbp is only right where its CFI restores it
+ *   late    the nofp chain for the first half (`auto` marks it with the
+ *           tables its stacks need), then late_lib calls zlib's crc32,
+ *           mapped from the start but reached only now: its table is
+ *           built when a walk first reaches it
  * Every function noinline and no tail calls, so the chains are there. */
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +25,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+#include <zlib.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -179,12 +184,36 @@ NOINLINE void mixed_loop(double end)
 		fp_frame(100000);
 }
 
+/* ---- late ---- */
+NOINLINE void late_chain(unsigned long n)
+{
+	spin(n);
+	sink++;
+}
+
+NOINLINE void late_lib(const unsigned char *buf, unsigned len)
+{
+	sink += crc32(0, buf, len);
+}
+
+NOINLINE void late_loop(double end)
+{
+	static unsigned char buf[1 << 16];
+	double half = end - (end - now()) / 2;
+
+	memset(buf, 0x5a, sizeof(buf));
+	while (now() < half)
+		late_chain(100000);
+	while (now() < end)
+		late_lib(buf, sizeof(buf));
+}
+
 int main(int argc, char **argv)
 {
 	double end;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: nofp_cases signal|plt|jit|deep|mixed SECONDS\n");
+		fprintf(stderr, "usage: nofp_cases signal|plt|jit|deep|mixed|late SECONDS\n");
 		return 2;
 	}
 	end = now() + atof(argv[2]);
@@ -198,6 +227,8 @@ int main(int argc, char **argv)
 		deep_loop(end);
 	else if (!strcmp(argv[1], "mixed"))
 		mixed_loop(end);
+	else if (!strcmp(argv[1], "late"))
+		late_loop(end);
 	else
 		return 2;
 	return 0;
