@@ -428,7 +428,9 @@ static int encode_service(struct agent *a, const struct pprof *pp,
 	return 0;
 }
 
-static void write_window(struct agent *a, struct pprof *pp)
+/* samples: the events the window took (the profile holds one record per
+ * distinct stack and labels). */
+static void write_window(struct agent *a, struct pprof *pp, uint64_t samples)
 {
 	const char *services[MAX_SERVICES];
 	struct window_report r = { 0 };
@@ -464,8 +466,9 @@ static void write_window(struct agent *a, struct pprof *pp)
 			logf_("push: %s", perr);
 	}
 	if (a->cfg.verbose)
-		logf_("window: %zu samples, %zu services, %zu files written, "
-		      "%zu waiting", pprof__sample_count(pp), r.services,
+		logf_("window: %" PRIu64 " samples (%zu distinct), %zu services, "
+		      "%zu files written, %zu waiting", samples,
+		      pprof__sample_count(pp), r.services,
 		      r.written, a->npending);
 }
 
@@ -512,6 +515,7 @@ static time_t window_end(time_t now, uint64_t window)
 static void end_window(struct agent *a)
 {
 	uint64_t cpu0 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
+	uint64_t samples = capture__window_samples(a->cap);
 	struct pprof *pp = capture__take(a->cap);
 	char refused[160];
 	uint64_t n;
@@ -525,7 +529,7 @@ static void end_window(struct agent *a)
 		logf_("out of memory closing a window; it goes on");
 		return;
 	}
-	write_window(a, pp);
+	write_window(a, pp, samples);
 	log_budgets(a);
 	pprof__free(pp);
 	capture__sweep(a->cap);

@@ -10,7 +10,8 @@
 #   idle   19 Hz, no load, SECONDS/2 s: wake-ups per second
 #   19 Hz  one shell spinner per CPU, SECONDS s
 #   99 Hz  the same, SECONDS s
-# SECONDS defaults to 60: a run takes about 4 minutes.
+# SECONDS defaults to 120 (two of the agent's default 60 s windows): a run
+# takes about 6 minutes.
 #
 # What it prints, per phase, for the agent and for perf:
 #   cpu%     CPU time (sum of /proc/PID/task/*/schedstat) over the phase,
@@ -35,11 +36,12 @@
 # written within 1 s of their end; peak RSS at 19 Hz <= 32 MB.
 #
 # Environment: TAGPROF (default build/tagprof), WINDOW (window length in
-# seconds, default 10: several windows per phase).
+# seconds, default 60, the agent's own default; shorter windows cost more
+# per second, and WINDOW=10 shows the encoding's share better).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-SECS=${1:-60}
-WINDOW=${WINDOW:-10}
+SECS=${1:-120}
+WINDOW=${WINDOW:-60}
 SKIP=15
 T=${TAGPROF:-${BUILD:-build}/tagprof}
 TMP=$(mktemp -d)
@@ -80,8 +82,13 @@ unspin() {
 phase() {
 	local name=$1 hz=$2 secs=$3 dir=$TMP/out-$1 apid ppid
 	local a0 a1 p0 p1 w0 w1 q0 q1 t0 t1 hwm
+	# Each -v line with the time it was written, so that the windows
+	# inside the measurement are known (a reader started now, not a
+	# process per line).
 	"$T" agent -v --output-dir "$dir" --window "$WINDOW" -F "$hz" \
-		2>"$TMP/agent-$name.err" &
+		2> >(while IFS= read -r l; do
+			printf '%s %s\n' "$EPOCHREALTIME" "$l"
+		done >"$TMP/agent-$name.err") &
 	apid=$!
 	perf record -a -g -F "$hz" -B -N -q -o "$TMP/perf-$name.data" \
 		2>"$TMP/perf-$name.err" &
@@ -109,33 +116,42 @@ phase() {
 	wait $apid || echo "agent exited with $?" >&2
 	wait $ppid || true
 	procs=()
-	# The files of the windows that ended inside the measurement: end,
-	# lateness of the file (mtime - end), size, service.
+	# The files of the windows that ended inside the measurement: end
+	# (windows end on multiples of WINDOW; the first starts when the
+	# agent did), lateness of the file (mtime - end), size, service.
 	local f st e wins samples late lostw bytes
 	for f in "$dir"/*.pb.gz; do
 		st=$(basename "$f" | sed 's/_.*//')
 		e=$(date -u -d "$(echo "$st" | sed 's/\(....\)\(..\)\(..\)T\(..\)\(..\)\(..\)Z/\1-\2-\3 \4:\5:\6/')" +%s)
-		echo "$((e + WINDOW)) $(stat -c '%.3Y %s' "$f") $(basename "$f")"
+		echo "$(( (e / WINDOW + 1) * WINDOW )) $(stat -c '%.3Y %s' "$f") $(basename "$f")"
 	done | awk -v t0="$t0" -v t1="$t1" '$1 > t0 && $1 <= t1' >"$TMP/files-$name"
-	wins=$(awk -v t0="$t0" -v t1="$t1" -v w="$WINDOW" \
-		'BEGIN { print int(t1 / w) - int(t0 / w) }')
+	# Window ends inside the measurement, by the -v lines' times.
+	wins=$(awk -v t0="$t0" -v t1="$t1" \
+		'/ window: [0-9]+ samples/ && $1 > t0 && $1 <= t1 { n++ } END { print n + 0 }' \
+		"$TMP/agent-$name.err")
 	late=$(awk '{ printf "%.3f\n", $2 - $1 }' "$TMP/files-$name" | sort -g | tail -1)
 	lostw=$(grep -c '_tagprof-dropped\.pb\.gz$' "$TMP/files-$name" || true)
 	bytes=$(awk '{ s += $3 } END { print s + 0 }' "$TMP/files-$name")
-	# Samples of those windows, from the -v lines (the last line is the
-	# partial window written at exit).
-	samples=$(grep -o 'window: [0-9]* samples' "$TMP/agent-$name.err" |
-		awk '{ print $2 }' | head -n -1 | tail -n "$wins" |
-		awk '{ s += $1 } END { print s + 0 }')
-	# The agent's own account of each window's work (-v, "window work: X
-	# ms CPU": capture__take to malloc_trim), when it gives one.
+	# Samples per second, from the -v lines of the windows wholly inside
+	# the measurement (the one before ended after t0): "full" such
+	# windows of WINDOW s.
+	local full
+	read -r samples full < <(awk -v t0="$t0" -v t1="$t1" '
+		/ window: [0-9]+ samples/ {
+			if (prev >= t0 && $1 <= t1) { s += $5; n++ }
+			prev = $1
+		}
+		END { print s + 0, n + 0 }' "$TMP/agent-$name.err")
+	# The agent's own account of the work of each window that ended in
+	# the measurement (-v, "window work: X ms CPU": capture__take to
+	# malloc_trim), when it gives one.
 	local wwork
-	wwork=$({ grep -o 'window work: [0-9.]* ms' "$TMP/agent-$name.err" || true; } |
-		awk '{ print $3 }' | head -n -1 | tail -n "$wins" |
-		awk '{ s += $1; n++ } END { if (n) printf "%.3f", s; else print "none" }')
+	wwork=$(awk -v t0="$t0" -v t1="$t1" '
+		/ window work: [0-9.]+ ms/ && $1 > t0 && $1 <= t1 { s += $6; n++ }
+		END { if (n) printf "%.3f", s; else print "none" }' "$TMP/agent-$name.err")
 	awk -v name="$name" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v a="$((a1 - a0))" \
 	    -v p="$((p1 - p0))" -v w="$((w1 - w0))" -v q="$((q1 - q0))" \
-	    -v wins="$wins" -v samples="$samples" -v W="$WINDOW" -v hwm="$hwm" \
+	    -v wins="$wins" -v samples="$samples" -v full="$full" -v W="$WINDOW" -v hwm="$hwm" \
 	    -v late="${late:-none}" -v lostw="$lostw" -v bytes="$bytes" \
 	    -v series="$TMP/series-$name" -v res="$TMP/results" -v wwork="$wwork" '
 	BEGIN {
@@ -156,7 +172,7 @@ phase() {
 			}
 		}
 		rate = bt > 0 ? bcpu / bt : a / d		# ns per s, no window
-		sps = wins > 0 ? samples / (wins * W) : 0	# samples per s
+		sps = full > 0 ? samples / (full * W) : 0	# samples per s
 		perwin = wins > 0 ? (wcpu - rate * wt) / wins : 0
 		if (wwork != "none" && wins > 0) {	# the agent says
 			perwin = wwork * 1e6 / wins
