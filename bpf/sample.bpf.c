@@ -40,7 +40,8 @@ static __always_inline void send_task_event(struct task_struct *task,
 	e->pid = BPF_CORE_READ(task, tgid);
 	e->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
-	bpf_ringbuf_submit(e, wakeup_flag(bpf_ktime_get_ns(), NULL, 0, ring_wakeup_ns));
+	bpf_ringbuf_submit(e, wakeup_flag(bpf_ktime_get_ns(), NULL, 0,
+					  ring_wakeup_ns));
 }
 
 SEC("raw_tp/sched_process_exec")

@@ -201,9 +201,8 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
  * wakes it (once a second, a young process's probe sooner, or when a
  * quarter waits: wakeup_flag in the BPF program) and may then be busy for
  * a while (a window to write, new processes to look at, a loaded host)
- * asks for more slack. Its pages
- * count in the resident size once written, so a 19 Hz agent should not
- * carry what a 999 Hz capture needs. */
+ * asks for more slack. Its pages count in the resident size once written,
+ * so a 19 Hz agent should not carry what a 999 Hz capture needs. */
 static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
 {
 	uint64_t rate = o->use_period ? 1000 : o->freq;	/* unknown: assume 1 kHz */

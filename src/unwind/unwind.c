@@ -185,6 +185,23 @@ static bool want_tables(struct unwinder *u, struct proc *p,
 	return more;
 }
 
+/* The CFI unwind of the sample's stack copy into out, counted: 0 when it
+ * finds no caller. */
+static size_t copy_stack(struct unwinder *u, struct uwproc *up,
+			 struct proc *p, const struct unwind_sample *s,
+			 uint64_t *out)
+{
+	size_t n;
+
+	u->stats.copies++;
+	n = up ? cfi_stack(u, up, p, s, out) : 0;
+	if (n <= 1) {
+		u->stats.cfi_failed++;
+		return 0;
+	}
+	return n;
+}
+
 /* A walk that reached a mapping whose table was not built yet: the copy
  * that came with it is unwound here, and the binaries its stack passes
  * through are put in the kernel (the mark is renewed), once per put: the
@@ -197,14 +214,12 @@ static size_t later_stack(struct unwinder *u, struct uwproc *up,
 
 	if (!s->regs || !p->nmaps)
 		return s->nfp;
-	u->stats.kcfi_later++;
-	u->stats.copies++;
-	n = cfi_stack(u, up, p, s, out);
-	if (n <= 1) {
-		u->stats.cfi_failed++;
+	n = copy_stack(u, up, p, s, out);
+	if (!n) {
 		memcpy(out, s->fp, s->nfp * sizeof(*out));
 		return s->nfp;
 	}
+	u->stats.kcfi_later++;
 	if ((want_tables(u, p, out, n) || s->time_ns >= up->cfi_sent_ns) &&
 	    !up->cfi_renewing) {
 		up->cfi_renewing = true;
@@ -348,19 +363,16 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 	nfp = fpstack__walk(u->procs, u->bins, &u->stats, p, s, out);
 	if (!s->regs || !p || p->stale || !p->nmaps)
 		return nfp;
-	u->stats.copies++;
 	if (s->probe)
 		u->stats.probes++;
 	up = uwproc_get(u, p);
-	ncfi = up ? cfi_stack(u, up, p, s, cfi) : 0;
-	if (ncfi <= 1) {
-		u->stats.cfi_failed++;
+	ncfi = copy_stack(u, up, p, s, cfi);
+	if (!ncfi)
 		return nfp;
-	}
 	helps = autopolicy__cfi_helps(out, nfp, cfi, ncfi);
-	if (u->mode == TP_UNWIND_AUTO && helps)
-		want_tables(u, p, cfi, ncfi);
 	if (u->mode == TP_UNWIND_AUTO) {
+		if (helps)	/* its tables go in with the mark */
+			want_tables(u, p, cfi, ncfi);
 		autopolicy__observe(u->policy, up->pid, &up->mark, s->probe,
 				    helps);
 		/* A probe that does not help keeps the frame-pointer stack,
