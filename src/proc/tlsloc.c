@@ -235,11 +235,15 @@ static void tlsloc__elf_close(struct tlsloc__elf *m)
  * define none of the context symbols; looking again in each new process
  * read their symbol tables over and over (most of record -a's CPU on a
  * busy host). A file is known by its identity and change times, so a file
- * rewritten in place is looked at again. Direct-mapped: a collision only
- * forgets. Used from the capture thread only. */
-#define TLSLOC_ABSENT_SLOTS	1024
+ * rewritten in place is looked at again. Sets of a few ways, so that the
+ * few libraries of one process seldom push each other out: a file pushed
+ * out is only opened again. Used from the capture thread only. */
+#define TLSLOC_ABSENT_WAYS	4
+#define TLSLOC_ABSENT_SETS	256
 
-static struct tlsloc__absent tlsloc__absent[TLSLOC_ABSENT_SLOTS];
+static struct tlsloc__absent tlsloc__absent[TLSLOC_ABSENT_SETS]
+					   [TLSLOC_ABSENT_WAYS];
+static uint8_t tlsloc__absent_next[TLSLOC_ABSENT_SETS];	/* way to reuse */
 
 static uint64_t tlsloc__symbol_key(const char *name, bool tls)
 {
@@ -257,25 +261,45 @@ static struct tlsloc__absent tlsloc__absent_key(const struct stat *st,
 		.symbol = tlsloc__symbol_key(name, tls), .used = true };
 }
 
-static struct tlsloc__absent *tlsloc__absent_slot(const struct tlsloc__absent *k)
+static size_t tlsloc__absent_set(const struct tlsloc__absent *k)
 {
 	uint64_t h = (k->dev * 31 + k->ino) * 0x9e3779b97f4a7c15ull ^ k->symbol;
 
-	return &tlsloc__absent[(h >> 32) % TLSLOC_ABSENT_SLOTS];
+	return (h >> 32) % TLSLOC_ABSENT_SETS;
+}
+
+/* The same file and symbol, whatever its change times. */
+static bool tlsloc__absent_same(const struct tlsloc__absent *a,
+				const struct tlsloc__absent *k)
+{
+	return a->used && a->dev == k->dev && a->ino == k->ino &&
+	       a->symbol == k->symbol;
 }
 
 static bool tlsloc__known_absent(const struct tlsloc__absent *k)
 {
-	const struct tlsloc__absent *a = tlsloc__absent_slot(k);
+	const struct tlsloc__absent *set = tlsloc__absent[tlsloc__absent_set(k)];
 
-	return a->used && a->dev == k->dev && a->ino == k->ino &&
-	       a->size == k->size && a->mtime_ns == k->mtime_ns &&
-	       a->ctime_ns == k->ctime_ns && a->symbol == k->symbol;
+	for (size_t w = 0; w < TLSLOC_ABSENT_WAYS; w++)
+		if (tlsloc__absent_same(&set[w], k))
+			return set[w].size == k->size &&
+			       set[w].mtime_ns == k->mtime_ns &&
+			       set[w].ctime_ns == k->ctime_ns;
+	return false;
 }
 
+/* Replaces the file's older entry, else a free way, else the ways in turn. */
 static void tlsloc__note_absent(const struct tlsloc__absent *k)
 {
-	*tlsloc__absent_slot(k) = *k;
+	size_t s = tlsloc__absent_set(k), w;
+	struct tlsloc__absent *set = tlsloc__absent[s];
+
+	for (w = 0; w < TLSLOC_ABSENT_WAYS; w++)
+		if (tlsloc__absent_same(&set[w], k) || !set[w].used)
+			break;
+	if (w == TLSLOC_ABSENT_WAYS)
+		w = tlsloc__absent_next[s]++ % TLSLOC_ABSENT_WAYS;
+	set[w] = *k;
 }
 
 /* Whether the file of status st is known not to define symbol. */
