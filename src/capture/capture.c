@@ -61,6 +61,7 @@ struct capture {
 	int64_t win_real_ns;
 	uint64_t win_mono_ns;
 	struct tp_stats *last;		/* per-CPU counters at window start */
+	struct capture_cpu cpu;		/* this window's, if account_cpu */
 };
 
 static struct pprofwin *new_pprofwin(const struct capture *c)
@@ -259,9 +260,19 @@ static void roll_stacks(struct capture *c)
 		sampler__set_stack_gen(c->sampler, gen);
 }
 
+/* What follows each wait: stack generations, due discoveries, names of
+ * frames whose debug files came. */
+static void tick(struct capture *c)
+{
+	roll_stacks(c);
+	c->next_due_ms = ctxwatch__tick(c->cw);
+	symbolizer__name_late(c->sym);
+}
+
 void capture__poll(struct capture *c, int timeout_ms, int wake_fd)
 {
 	int due = c->next_due_ms;
+	uint64_t t0, t1, t2, t3;
 
 	/* Few samples wake the reader: a discovery due sooner than the
 	 * timeout shortens the wait, so it happens on time, or at the next
@@ -270,10 +281,30 @@ void capture__poll(struct capture *c, int timeout_ms, int wake_fd)
 		due = c->o.tick_ms;
 	if (due >= 0 && due < timeout_ms)
 		timeout_ms = due;
-	sampler__poll(c->sampler, timeout_ms, wake_fd);
-	roll_stacks(c);
-	c->next_due_ms = ctxwatch__tick(c->cw);
-	symbolizer__name_late(c->sym);
+	if (!c->o.account_cpu) {
+		sampler__poll(c->sampler, timeout_ms, wake_fd);
+		tick(c);
+		return;
+	}
+	t0 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
+	sampler__wait(c->sampler, timeout_ms, wake_fd);
+	t1 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
+	sampler__consume(c->sampler);
+	t2 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
+	tick(c);
+	t3 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
+	c->cpu.wait_ns += t1 - t0;
+	c->cpu.read_ns += t2 - t1;
+	c->cpu.tick_ns += t3 - t2;
+	c->cpu.wakeups++;
+}
+
+struct capture_cpu capture__take_cpu(struct capture *c)
+{
+	struct capture_cpu cpu = c->cpu;
+
+	c->cpu = (struct capture_cpu){ 0 };
+	return cpu;
 }
 
 void capture__stop(struct capture *c)

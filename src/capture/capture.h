@@ -51,6 +51,7 @@ struct capture_opts {
 					 * this long (the agent's wake-ups);
 					 * 0: each on time */
 	int verbose;
+	bool account_cpu;		/* capture__take_cpu's figures */
 };
 
 struct capture;
@@ -91,6 +92,18 @@ void capture__set_dropping(struct capture *c, bool drop);
 
 /* Frees what is kept for processes that are gone. */
 void capture__sweep(struct capture *c);
+
+/* The reader thread's CPU in the current window, by what it did; measured
+ * only with account_cpu (each part costs a clock read, a system call). */
+struct capture_cpu {
+	uint64_t wait_ns;	/* in epoll_wait: going to sleep, waking */
+	uint64_t read_ns;	/* taking the records: resolving samples */
+	uint64_t tick_ns;	/* context discoveries, late symbol names */
+	uint64_t wakeups;	/* waits that ended */
+};
+
+/* This window's so far, and starts the next window's from 0. */
+struct capture_cpu capture__take_cpu(struct capture *c);
 
 /* Samples aggregated in the current window, and since the start. */
 uint64_t capture__window_samples(const struct capture *c);

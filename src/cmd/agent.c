@@ -39,6 +39,8 @@
  * it for samples (at most once a second, bpf/collect.bpf.h): a clock step
  * delays a window end by at most this much. */
 #define POLL_MAX_MS 10000
+/* A window's files are due within this long of its end. */
+#define WINDOW_LATE_MS 1000
 /* Context discoveries due sooner wait for this. Every wake-up runs the
  * discoveries due, and samples wake the agent about once a second while
  * there are any: on a busy host they are served by those, and this timer
@@ -290,6 +292,7 @@ static int start_capture(struct agent *a)
 	co.debuginfod_urls = a->cfg.debuginfod_urls;
 	co.tick_ms = TICK_MS;
 	co.verbose = a->cfg.verbose > 1 ? a->cfg.verbose - 1 : 0;
+	co.account_cpu = a->cfg.verbose > 0;
 	a->cap = capture__start(&co, err, sizeof(err));
 	if (!a->cap) {
 		logf_("%s", err);
@@ -516,6 +519,7 @@ static void end_window(struct agent *a)
 {
 	uint64_t cpu0 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
 	uint64_t samples = capture__window_samples(a->cap);
+	struct capture_cpu cpu = capture__take_cpu(a->cap);
 	struct pprof *pp = capture__take(a->cap);
 	char refused[160];
 	uint64_t n;
@@ -534,10 +538,39 @@ static void end_window(struct agent *a)
 	pprof__free(pp);
 	capture__sweep(a->cap);
 	trim_heap();
-	/* What a window costs beyond its samples (tests/bench). */
-	if (a->cfg.verbose)
+	/* What a window costs beyond its samples, and what they cost
+	 * (tests/bench/agent_overhead.sh reads both lines). */
+	if (a->cfg.verbose) {
 		logf_("window work: %.3f ms CPU",
 		      (clock__ns(CLOCK_THREAD_CPUTIME_ID) - cpu0) / 1e6);
+		logf_("window cpu: %.3f ms reading %" PRIu64 " samples "
+		      "(%.1f us each), %.3f ms discovering, %.3f ms in %"
+		      PRIu64 " waits", cpu.read_ns / 1e6, samples,
+		      samples ? cpu.read_ns / 1e3 / samples : 0.0,
+		      cpu.tick_ns / 1e6, cpu.wait_ns / 1e6, cpu.wakeups);
+	}
+}
+
+/* Ends the window due at the wall-clock second end, and says so when its
+ * files come more than WINDOW_LATE_MS after that: how long the loop took
+ * to get to it (resolving samples, discoveries) and the writing itself
+ * (encoding, the disk), the two places a late window can lose its time. */
+static void end_window_on_time(struct agent *a, time_t end)
+{
+	uint64_t t0 = clock__ns(CLOCK_REALTIME), t1;
+	int64_t before = (int64_t)(t0 / 1000000) - (int64_t)end * 1000;
+	char when[32] = "?";
+	struct tm tm;
+
+	end_window(a);
+	t1 = clock__ns(CLOCK_REALTIME);
+	if (before + (int64_t)((t1 - t0) / 1000000) <= WINDOW_LATE_MS)
+		return;
+	if (gmtime_r(&end, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	logf_("warning: the window that ended at %s was written %.2f s late: "
+	      "%.2f s before its work began, %.2f s of work", when,
+	      before / 1e3 + (t1 - t0) / 1e9, before / 1e3, (t1 - t0) / 1e9);
 }
 
 /* Equal strings, or both NULL. */
@@ -626,7 +659,7 @@ static int run(struct agent *a)
 			next = window_end(time(NULL), a->cfg.window_s);
 		}
 		if (time(NULL) >= next) {
-			end_window(a);
+			end_window_on_time(a, next);
 			next = window_end(time(NULL), a->cfg.window_s);
 		}
 	}

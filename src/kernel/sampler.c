@@ -450,10 +450,10 @@ fail:
 	return NULL;
 }
 
-int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
+int sampler__wait(struct sampler *s, int timeout_ms, int wake_fd)
 {
 	struct epoll_event ev[2];
-	int n, m;
+	int n;
 
 	if (wake_fd >= 0 && wake_fd != s->wake_fd) {
 		struct epoll_event add = { .events = EPOLLIN };
@@ -461,15 +461,23 @@ int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
 		if (!epoll_ctl(s->epfd, EPOLL_CTL_ADD, wake_fd, &add))
 			s->wake_fd = wake_fd;
 	}
+	n = epoll_wait(s->epfd, ev, 2, timeout_ms);
+	return n < 0 ? -errno : n;
+}
+
+int sampler__consume(struct sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
+{
 	/* Few records wake us (see wakeup_flag in the BPF program): take
 	 * what waits whenever the wait ends, timeout included. */
-	n = epoll_wait(s->epfd, ev, 2, timeout_ms);
-	if (n < 0)
-		n = -errno;
-	m = ring_buffer__consume(s->rb);
-	if (n < 0)
-		return n;
-	return m;
+	int n = sampler__wait(s, timeout_ms, wake_fd);
+	int m = sampler__consume(s);
+
+	return n < 0 ? n : m;
 }
 
 static void close_events(struct sampler *s)

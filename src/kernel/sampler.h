@@ -53,6 +53,11 @@ struct sampler *sampler__start(const struct sampler_opts *o,
  * or -errno (-EINTR when a signal arrived). */
 int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd);
 
+/* sampler__poll's two halves: the wait (events ready, or -errno), and
+ * taking every record waiting (records handled). */
+int sampler__wait(struct sampler *s, int timeout_ms, int wake_fd);
+int sampler__consume(struct sampler *s);
+
 /* Stops sampling (closes the perf events), then hands over every record
  * still in the ring buffer. */
 void sampler__stop(struct sampler *s);

@@ -23,7 +23,9 @@
 # them, the CPU in the second after a window end beyond the rate outside
 # those seconds, which noise on the host blurs), CPU per sample (the rest,
 # over the samples), peak RSS, bytes per window, windows that lost samples (the
-# tagprof-dropped service's files), and how late the window files were.
+# tagprof-dropped service's files), and how late the window files were; then
+# the agent's own account of its reader's CPU per window, by part (its -v
+# "window cpu" lines).
 #
 # The peer is `perf record -a -g -F HZ -B -N -o TMP/perf.data`: like the
 # agent, it writes what it collects to a file in the same temporary
@@ -149,6 +151,21 @@ phase() {
 	wwork=$(awk -v t0="$t0" -v t1="$t1" '
 		/ window work: [0-9.]+ ms/ && $1 > t0 && $1 <= t1 { s += $6; n++ }
 		END { if (n) printf "%.3f", s; else print "none" }' "$TMP/agent-$name.err")
+	# ... and of its reader between window ends, by part ("window cpu":
+	# resolving samples, context discoveries, the waits themselves).
+	awk -v t0="$t0" -v t1="$t1" -v name="$name" '
+		/ window cpu: / && $1 > t0 && $1 <= t1 {
+			for (i = 2; i <= NF; i++) {
+				if ($i == "reading") { r += $(i - 2); s += $(i + 1) }
+				if ($i == "discovering,") t += $(i - 2)
+				if ($i == "waits") { w += $(i - 4); k += $(i - 1) }
+			}
+			n++
+		}
+		END {
+			if (n) printf "%-6s agent per window: %.2f ms reading %d samples (%.1f us each), %.2f ms discovering, %.2f ms in %d waits (%.1f us each)\n",
+				name, r / n, s / n, (s ? r * 1e3 / s : 0), t / n, w / n, k / n, (k ? w * 1e3 / k : 0)
+		}' "$TMP/agent-$name.err"
 	awk -v name="$name" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v a="$((a1 - a0))" \
 	    -v p="$((p1 - p0))" -v w="$((w1 - w0))" -v q="$((q1 - q0))" \
 	    -v wins="$wins" -v samples="$samples" -v full="$full" -v W="$WINDOW" -v hwm="$hwm" \

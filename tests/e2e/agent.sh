@@ -303,4 +303,4 @@ late=$(for f in "$TMP"/s2/*.pb.gz; do
 [ -n "$late" ] || ok="$ok no-full-window"
 awk -v l="${late:-9}" 'BEGIN { exit !(l < 1) }' || ok="$ok window-late-${late}s"
 echo "agent_sleeps: $wakes voluntary wake-ups/s idle, SIGHUP read in ${hup}s, SIGTERM exit in ${term}s, latest window +${late}s" >&2
-if [ -z "$ok" ]; then pass agent_sleeps; else fail agent_sleeps "$ok; log: $(tail -2 "$TMP/s2.err")"; fi
+if [ -z "$ok" ]; then pass agent_sleeps; else fail agent_sleeps "$ok; log: $( (grep -m3 'written .* late' "$TMP/s2.err"; tail -2 "$TMP/s2.err") | tr '\n' ' ')"; fi

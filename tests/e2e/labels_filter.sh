@@ -59,36 +59,45 @@ finish() {
 	return $ok
 }
 
-# keeps NAME ALL FILTERED KEY VALUE: the filtered capture keeps as large a
-# part of its samples with a context as the unfiltered capture's share of
-# KEY=VALUE among its own. Shares, not counts: the two captures start and
-# stop at different moments (each loads its program, and the unfiltered
-# one finds the context at its first sample, the filtered one at start;
-# on a busy machine that is hundreds of ms apart), so their counts
-# differed by up to 10% either way (kept 87.7% once, 110% another time).
-# And the old bound (95%, q2 at 999 Hz, ~2400 q2 samples) was only 2 sd
-# of the count's noise below 100%. Each share is a binomial estimate
-# (ticks of two independent timers; tasks much shorter than the time
-# between ticks), so the ratio's relative sd is
-# sqrt((1-p)/p * (1/n_all + 1/n_filtered)): 1.1% for p = .5 at 16000
-# samples each (2999 Hz for 5 s, half the ticks on the pool). The floor is
-# 4 sd below 100%, and must be at least 90% (else too few samples).
+# keeps NAME ALL FILTERED KEY VALUE SHARE FUNC...: the filtered capture
+# keeps as large a part of its samples with a context as the workload
+# gives KEY=VALUE by design (SHARE, in %: its tasks' part of the CPU), and
+# the unfiltered capture beside it labels no sample of FUNC... (the other
+# values' own functions) KEY=VALUE. Shares, not counts: the two captures
+# start and stop at different moments (each loads its program, and the
+# unfiltered one finds the context at its first sample, the filtered one at
+# start), so their counts differed by up to 10% either way. The filtered
+# share is a binomial estimate (ticks of a timer; tasks much shorter than
+# the time between ticks), of relative sd sqrt((1-p)/(p n)): 0.6% for
+# p = .5 at 29000 samples (2999 Hz for 5 s, half the ticks on the pool);
+# the floor is 4 sd below 100%, and must be at least 90% (else too few
+# samples). The design, not the unfiltered capture's share, is the
+# reference: twice in CI runs (of dozens) the unfiltered capture of the
+# libtagprof pool gave q1 55.7% and 56.2%, while the filtered one beside it
+# gave 50.3% and 50.4%, as every other run of both did (49.2-50.8%). The
+# unfiltered share is printed; its samples' labels are checked against
+# their functions, so a mislabelling fails here by name.
 keeps() {
-	local name=$1 a=$2 b=$3 key=$4 val=$5 ctx_a ctx_b n_a n_b
+	local name=$1 a=$2 b=$3 key=$4 val=$5 share=$6 ctx_a ctx_b n_a n_b wrong=0 fn
+	shift 6
 	ctx_a=$(cnum "$a" 'samples with context')
 	ctx_b=$(cnum "$b" 'samples with context')
 	n_a=$(total "$a" -tagfocus="$key=^$val\$")
 	n_b=$(total "$b")
+	for fn in "$@"; do
+		wrong=$((wrong + $(flat "$a" "$fn" -tagfocus="$key=^$val\$")))
+	done
 	awk -v na="$n_a" -v ca="$ctx_a" -v nb="$n_b" -v cb="$ctx_b" -v name="$name" \
-		-v what="$key=$val" 'BEGIN {
+		-v what="$key=$val" -v share="$share" -v wrong="$wrong" -v fns="$*" 'BEGIN {
+		p = share / 100
 		pa = ca ? na / ca : 0; pb = cb ? nb / cb : 0
-		kept = pa ? 100 * pb / pa : 0
-		sd = (pa > 0 && pa < 1 && cb) ? 100 * sqrt((1 - pa) / pa * (1 / ca + 1 / cb)) : 100
+		kept = 100 * pb / p
+		sd = cb ? 100 * sqrt((1 - p) / (p * cb)) : 100
 		floor = 100 - 4 * sd
-		msg = sprintf("%s: unfiltered %d of %d (%.1f%%), filtered %d of %d (%.1f%%): kept %.1f%%, floor %.1f%%",
-			what, na, ca, 100 * pa, nb, cb, 100 * pb, kept, floor)
+		msg = sprintf("%s: filtered %d of %d (%.1f%%) against %.0f%% by design: kept %.1f%%, floor %.1f%%; unfiltered %d of %d (%.1f%%), %d of them in %s",
+			what, nb, cb, 100 * pb, share, kept, floor, na, ca, 100 * pa, wrong, fns)
 		print name ": " msg > "/dev/stderr"
-		if (floor >= 90 && kept >= floor) print "PASS " name
+		if (floor >= 90 && kept >= floor && wrong == 0) print "PASS " name
 		else print "FAIL " name ": " msg (floor < 90 ? " (too few samples)" : "")
 	}'
 }
@@ -133,7 +142,7 @@ capture q 3 --label query_id=q
 capture q1X 3 --label query_id=q1X
 capture tenant 3 --label tenant=q1
 if finish; then
-	keeps labels_filter_keeps "$TMP/all.pb.gz" "$TMP/q1.pb.gz" query_id q1
+	keeps labels_filter_keeps "$TMP/all.pb.gz" "$TMP/q1.pb.gz" query_id q1 50 spin_q2 spin_q3
 	only labels_filter_only_match "$TMP/q1.pb.gz" query_id q1 spin_q2 spin_q3
 	none labels_filter_prefix_none "$TMP/q.pb.gz"
 	none labels_filter_extension_none "$TMP/q1X.pb.gz"
@@ -160,7 +169,7 @@ capture q10 3 --label query_id=q10
 capture q100 3 --label query_id=q100
 capture tenant 3 --label tenant=q1
 if finish; then
-	keeps labels_filter_otel_keeps "$TMP/all.pb.gz" "$TMP/q1.pb.gz" query_id q1
+	keeps labels_filter_otel_keeps "$TMP/all.pb.gz" "$TMP/q1.pb.gz" query_id q1 75 spin_q10
 	only labels_filter_otel_only_match "$TMP/q1.pb.gz" query_id q1 spin_q10
 	only labels_filter_otel_prefix_only_match "$TMP/q10.pb.gz" query_id q10 spin_q1
 	none labels_filter_otel_extension_none "$TMP/q100.pb.gz"
@@ -180,7 +189,7 @@ capture alph 3 --label job=alph
 capture alphaX 3 --label job=alphaX
 capture via 3 --label via=alpha
 if finish; then
-	keeps labels_filter_custom_keeps "$TMP/all.pb.gz" "$TMP/alpha.pb.gz" job alpha
+	keeps labels_filter_custom_keeps "$TMP/all.pb.gz" "$TMP/alpha.pb.gz" job alpha 75 spin_beta
 	only labels_filter_custom_only_match "$TMP/alpha.pb.gz" job alpha spin_beta
 	none labels_filter_custom_prefix_none "$TMP/alph.pb.gz"
 	none labels_filter_custom_extension_none "$TMP/alphaX.pb.gz"
