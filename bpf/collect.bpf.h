@@ -79,6 +79,26 @@ static __always_inline __u64 wakeup_flag(__u64 now, __u64 *unwoken,
 	return BPF_RB_FORCE_WAKEUP;
 }
 
+/* How long the record of a process started at start_ns (boot time) may
+ * wait, given that the last wake-up was at last (now: the monotonic clock):
+ * a young process's probe briefly (wake_soon); any record of a process
+ * that is not settled yet within ring_wakeup_ns, so that the reader reads
+ * its maps while it lives; a settled process's within
+ * ring_settled_wakeup_ns, so that on a host whose processes run on, the
+ * reader sleeps longer. The process's age is asked only when a shorter
+ * bound alone would wake the reader. */
+static __always_inline __u64 wait_bound(__u64 now, __u64 start_ns,
+					bool wake_soon)
+{
+	if (wake_soon)
+		return ring_probe_wakeup_ns;
+	if (ring_settled_wakeup_ns <= ring_wakeup_ns ||
+	    now - last_wakeup_ns < ring_wakeup_ns)
+		return ring_wakeup_ns;
+	return bpf_ktime_get_boot_ns() - start_ns < TP_SETTLED_NS ?
+		       ring_wakeup_ns : ring_settled_wakeup_ns;
+}
+
 static __always_inline bool wanted(__u32 pid)
 {
 	if (pid == 0 && !include_idle)
@@ -385,8 +405,9 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	STAGE_END(STAGE_STACKID);
 	if (bpf_ringbuf_output(&events, s, size,
 			       wakeup_flag(s->hdr.time_ns, &s->unwoken, size,
-					   s->wake_soon ? ring_probe_wakeup_ns :
-							  ring_wakeup_ns))) {
+					   wait_bound(s->hdr.time_ns,
+						      s->hdr.start_ns,
+						      s->wake_soon)))) {
 		stat_inc(st, lost);
 		return 0;
 	}

@@ -17,6 +17,7 @@ const volatile __u64 ring_wakeup_bytes = TP_RINGBUF_BYTES / 4;
 const volatile __u64 ring_check_bytes = TP_RINGBUF_BYTES / 8;	/* per CPU */
 const volatile __u64 ring_wakeup_ns = 1000000000;	/* records wake the reader at most this often */
 const volatile __u64 ring_probe_wakeup_ns = 10000000;	/* young probes: this often (collect.bpf.h) */
+const volatile __u64 ring_settled_wakeup_ns = 1000000000;	/* settled processes' records, exits */
 const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
 const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
 const volatile __u32 probe_every_young = 8;	/* ustack.bpf.h; by the rate */

@@ -40,8 +40,11 @@ static __always_inline void send_task_event(struct task_struct *task,
 	e->pid = BPF_CORE_READ(task, tgid);
 	e->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	/* An exec brings a new image, whose maps the reader should read
+	 * soon; an exit only frees what the reader held, which can wait. */
 	bpf_ringbuf_submit(e, wakeup_flag(bpf_ktime_get_ns(), NULL, 0,
-					  ring_wakeup_ns));
+					  type == TP_REC_EXEC ? ring_wakeup_ns :
+					  ring_settled_wakeup_ns));
 }
 
 SEC("raw_tp/sched_process_exec")

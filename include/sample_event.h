@@ -117,6 +117,9 @@ enum tp_unwind_mode {
  * against libdwfl: one sample in this many. */
 #define TP_PROBE_EVERY_CFI	1024
 #define TP_YOUNG_NS		(2ull * 1000 * 1000 * 1000)
+/* A process this old is settled: its maps were read by the time its
+ * records wait ring_settled_wakeup_ns (bpf/collect.bpf.h). */
+#define TP_SETTLED_NS		(10ull * 1000 * 1000 * 1000)
 /* A probe copies at most this much stack: enough to see the chain break
  * in the frames near the leaf, where it breaks (a libc function without
  * a frame), and to check the kernel's CFI walk that far. */

@@ -205,8 +205,10 @@ static struct sampler *start_sampler(struct capture *c, char *err,
 	so.filter_tag = c->o.filters.tag_field != NULL;
 	so.unwind_mode = c->o.unwind;
 	so.stack_bytes = c->o.stack_bytes;
-	/* A reader that sleeps for a tick needs slack beyond it. */
+	/* A reader that sleeps for a tick needs slack beyond it; the
+	 * agent's sleeps longer while its processes run on. */
 	so.ring_seconds = c->o.tick_ms ? 4 : 1;
+	so.settled_wait_ms = c->o.settled_wait_ms;
 	/* Parts of the BPF side that tests and benchmarks switch off, to
 	 * compare: TAGPROF_STACK_IDS=0 sends every stack whole,
 	 * TAGPROF_BPF_WALK=0 leaves the user walk to bpf_get_stack. */

@@ -47,6 +47,8 @@ struct capture_opts {
 					 * budgets are shares of; 0: record's */
 	const char *debuginfod_urls;	/* servers to fetch debug files from:
 					 * NULL: DEBUGINFOD_URLS; "": none */
+	uint32_t settled_wait_ms;	/* sampler_opts: 0, records wake the
+					 * reader within a second */
 	int tick_ms;			/* context discoveries due sooner wait
 					 * this long (the agent's wake-ups);
 					 * 0: each on time */

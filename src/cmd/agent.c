@@ -46,6 +46,11 @@
  * there are any: on a busy host they are served by those, and this timer
  * only fires on a quiet one, half as often as the samples would. */
 #define TICK_MS 2000
+/* Records of processes older than TP_SETTLED_NS (their maps read) and
+ * exits wake the agent at most this often, where a new process's or an
+ * exec's wake it within a second (wait_bound in bpf/collect.bpf.h). The
+ * ring buffer holds 4 s at 2 KiB a sample, several times what it gets. */
+#define SETTLED_WAIT_MS 4000
 /* Free heap a window end leaves before it is given back (malloc_trim):
  * trimming madvises every free page, and each madvise that drops mapped
  * pages interrupts every CPU to flush its TLB. Below this, the pages cost
@@ -291,6 +296,7 @@ static int start_capture(struct agent *a)
 	co.max_memory = a->cfg.max_memory;
 	co.debuginfod_urls = a->cfg.debuginfod_urls;
 	co.tick_ms = TICK_MS;
+	co.settled_wait_ms = SETTLED_WAIT_MS;
 	co.verbose = a->cfg.verbose > 1 ? a->cfg.verbose - 1 : 0;
 	co.account_cpu = a->cfg.verbose > 0;
 	a->cap = capture__start(&co, err, sizeof(err));

@@ -315,6 +315,9 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	 * its share of a quarter. */
 	s->skel->rodata->ring_wakeup_bytes = s->ring_size / 4;
 	s->skel->rodata->ring_check_bytes = s->ring_size / 4 / s->ncpus;
+	if (o->settled_wait_ms > 1000)
+		s->skel->rodata->ring_settled_wakeup_ns =
+			o->settled_wait_ms * 1000000ull;
 	s->skel->rodata->unwind_mode = o->unwind_mode;
 	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
 							TP_STACK_DEFAULT;

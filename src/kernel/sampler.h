@@ -27,6 +27,10 @@ struct sampler_opts {
 	uint32_t stack_bytes;	/* user stack copied per sample; 0 = default */
 	uint32_t ring_seconds;	/* records the ring buffer holds, in seconds
 				 * at the expected rate; 0 = 1 */
+	uint32_t settled_wait_ms;	/* how long records of settled processes
+					 * (TP_SETTLED_NS old) and exits may wait
+					 * to wake the reader; 0: a second, like
+					 * every record */
 	bool stack_ids;		/* send a stack's frames once per CPU, then
 				 * its id (tp_stack_kind), where the kernel
 				 * can hash them (bpf_loop) */

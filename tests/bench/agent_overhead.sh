@@ -152,9 +152,11 @@ phase() {
 		/ window work: [0-9.]+ ms/ && $1 > t0 && $1 <= t1 { s += $6; n++ }
 		END { if (n) printf "%.3f", s; else print "none" }' "$TMP/agent-$name.err")
 	# ... and of its reader between window ends, by part ("window cpu":
-	# resolving samples, context discoveries, the waits themselves).
+	# resolving samples, context discoveries, the waits themselves), over
+	# the windows wholly inside the measurement, as the samples above.
 	awk -v t0="$t0" -v t1="$t1" -v name="$name" '
-		/ window cpu: / && $1 > t0 && $1 <= t1 {
+		/ window cpu: / { inside = prev >= t0 && $1 <= t1; prev = $1 }
+		/ window cpu: / && inside {
 			for (i = 2; i <= NF; i++) {
 				if ($i == "reading") { r += $(i - 2); s += $(i + 1) }
 				if ($i == "discovering,") t += $(i - 2)
