@@ -30,6 +30,11 @@
 #define RECHECK_FIRST_NS (500 * MS)	/* no symbol: look again later... */
 #define RECHECK_STARTING_NS (50 * MS)	/* ...sooner while it starts... */
 #define RECHECK_MAX_NS (32000 * MS)	/* ...backing off up to this */
+/* A recheck backed off this far may run up to half its back-off late: at
+ * a wake-up that comes anyway (samples, a window end), or at one timer
+ * for all those due meanwhile. On time, the rechecks of a host's hundreds
+ * of processes would wake the agent at every tick. */
+#define RECHECK_LAZY_NS (4000 * MS)
 #define REFRESH_SCAN_NS (10 * MS)	/* least time between key-map re-reads
 					   that must scan /proc/PID/maps */
 #define CTX_POLL_NS (1000 * MS)		/* process context changed? */
@@ -45,6 +50,7 @@ struct pctx {
 	} counted;
 	int retries;
 	uint64_t due_ns;	/* next discovery; 0 = none planned */
+	uint64_t slack_ns;	/* how much later than due_ns it may run */
 	uint64_t recheck_ns;	/* current back-off for processes without one */
 	uint64_t started_ns;	/* its start or last exec (CLOCK_MONOTONIC);
 				   0 = unknown */
@@ -244,6 +250,7 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 	int walk, r1, r2;
 
 	p->due_ns = 0;
+	p->slack_ns = 0;
 	memset(&p->otel, 0, sizeof(p->otel));
 	memset(&p->custom, 0, sizeof(p->custom));
 	/* Both symbols and the process context's mapping: one read of the
@@ -284,6 +291,8 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 		if (p->recheck_ns > RECHECK_MAX_NS)
 			p->recheck_ns = RECHECK_MAX_NS;
 		p->due_ns = clock__mono_ns() + p->recheck_ns;
+		p->slack_ns = p->recheck_ns >= RECHECK_LAZY_NS ?
+				      p->recheck_ns / 2 : 0;
 	}
 	/* Count real failures, not processes without the symbols or gone. */
 	if ((r1 != -ENOENT && r1 != -ESRCH) || (r2 != -ENOENT && r2 != -ESRCH))
@@ -329,6 +338,7 @@ static struct pctx *schedule(struct ctxwatch *t, uint32_t pid,
 		p->retries = 0;
 		p->recheck_ns = 0;
 		p->due_ns = clock__mono_ns() + delay;
+		p->slack_ns = 0;
 	}
 	return p;
 }
@@ -394,8 +404,8 @@ int ctxwatch__tick(struct ctxwatch *t)
 		if (p->due_ns && p->due_ns <= now)
 			discover(t, p);
 		poll_context(t, p, now);
-		if (p->due_ns && p->due_ns < next)
-			next = p->due_ns;
+		if (p->due_ns && p->due_ns + p->slack_ns < next)
+			next = p->due_ns + p->slack_ns;
 	}
 	if (next == UINT64_MAX)
 		return -1;

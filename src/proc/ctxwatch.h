@@ -78,7 +78,9 @@ void ctxwatch__on_exec(struct ctxwatch *t, uint32_t pid);
 void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid);
 
 /* Runs the discoveries that are due; call every ~100 ms. Returns the
- * milliseconds until the next one is due, or -1 if none is planned. */
+ * milliseconds until the next one is due (a recheck backed off far may
+ * wait up to half its back-off, so that many run at one wake-up), or -1
+ * if none is planned. */
 int ctxwatch__tick(struct ctxwatch *t);
 
 /* Discovers every running process now (used with --label, whose in-kernel

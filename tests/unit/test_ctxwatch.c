@@ -90,6 +90,34 @@ static void test_recheck_soon_after_exec(void)
 	CHECK(ms_after >= 30 && ms_after <= 51);
 }
 
+/* Rechecks back off (0.5, 1, 2 s, ...); from 4 s on one may run up to half
+ * its back-off late, so that a host's hundreds of processes are rechecked
+ * together at a wake-up that comes anyway, not one every tick: the 4 s
+ * recheck asks to be woken in 6 s. 3.5 s of real waiting. */
+static void test_recheck_far_waits(void)
+{
+	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
+	struct ctxwatch *t = new_ctx();
+	pid_t pid = check_start_sleeper();
+	int ms[4] = { 0 };
+
+	CHECK(t && pid > 0);
+	ctxwatch__on_sample(t, pid, boot - 10000000000ull);
+	ms[0] = ctxwatch__tick(t);
+	for (int i = 1; i < 4 && ms[i - 1] >= 0; i++) {
+		usleep((ms[i - 1] + 5) * 1000);
+		ms[i] = ctxwatch__tick(t);
+	}
+	ctxwatch__free(t);
+	check_stop_child(pid);
+	fprintf(stderr, "  next look: %d, %d, %d, then %d ms\n", ms[0], ms[1],
+		ms[2], ms[3]);
+	CHECK(ms[0] >= 450 && ms[0] <= 501);
+	CHECK(ms[1] >= 950 && ms[1] <= 1001);
+	CHECK(ms[2] >= 1950 && ms[2] <= 2001);
+	CHECK(ms[3] >= 5950 && ms[3] <= 6001);
+}
+
 /* ---- a process whose key map grows ---- */
 
 struct writer {
@@ -252,6 +280,7 @@ int main(void)
 {
 	RUN(test_recheck_soon_while_starting);
 	RUN(test_recheck_soon_after_exec);
+	RUN(test_recheck_far_waits);
 	RUN(test_key_published_after_read);
 	RUN(test_stale_sample_not_reread);
 	CHECK_EXIT();
