@@ -311,8 +311,8 @@ if [ -z "$ok" ]; then pass agent_sleeps; else fail agent_sleeps "$ok; log: $( (g
 # every 4 s, and rechecks of processes without a context that backed off
 # far wait for such a wake-up. A spinner started with the agent is
 # settled after 10 s; from 13 s to 25 s, the agent's voluntary context
-# switches (all threads) stay under 0.6 a second, where waking for
-# samples every second alone makes one a second. A new process on the host
+# switches (all threads) stay under 0.75 a second (0.25-0.42 seen), where
+# waking for samples every second alone makes one a second. A new process
 # in those 12 s (CI runs none, but a host may) wakes it within a second.
 # The test starts no process meanwhile (an exec wakes the agent within a
 # second): its counts and its sleep are bash builtins.
@@ -339,8 +339,8 @@ stop $ag
 kill $spin 2>/dev/null; wait $spin 2>/dev/null
 wakes=$(awk -v v=$((v1 - v0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", v / (b - a) }')
 echo "agent_sleeps_busy: $wakes voluntary wake-ups/s with a settled spinner at 19 Hz" >&2
-if awk -v w="$wakes" 'BEGIN { exit !(w < 0.6) }'; then
+if awk -v w="$wakes" 'BEGIN { exit !(w < 0.75) }'; then
 	pass agent_sleeps_busy
 else
-	fail agent_sleeps_busy "$wakes voluntary wake-ups/s (want < 0.6); log: $(tail -2 "$TMP/b.err" | tr '\n' ' ')"
+	fail agent_sleeps_busy "$wakes voluntary wake-ups/s (want < 0.75); log: $(tail -2 "$TMP/b.err" | tr '\n' ' ')"
 fi
