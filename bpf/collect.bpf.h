@@ -79,9 +79,9 @@ static __always_inline __u64 wakeup_flag(__u64 now, __u64 *unwoken,
 	return BPF_RB_FORCE_WAKEUP;
 }
 
-/* How long the record of a process started at start_ns (boot time) may
- * wait, given that the last wake-up was at last (now: the monotonic clock):
- * a young process's probe briefly (wake_soon); any record of a process
+/* How long a record taken at now (the monotonic clock) of a process
+ * started at start_ns (boot time) may wait to wake the reader: a young
+ * process's probe briefly (wake_soon); any record of a process
  * that is not settled yet within ring_wakeup_ns, so that the reader reads
  * its maps while it lives; a settled process's within
  * ring_settled_wakeup_ns, so that on a host whose processes run on, the
