@@ -36,15 +36,16 @@
 #define PENDING_MAX 32		/* files kept while the disk refuses them */
 #define STOP_PUSH_MS 5000
 /* The agent sleeps until the window ends, a signal, or the BPF side wakes
- * it for samples (at most once a second, bpf/collect.bpf.h): a clock step
- * delays a window end by at most this much. */
+ * it for samples (bpf/collect.bpf.h, and SETTLED_WAIT_MS below): a clock
+ * step delays a window end by at most this much. */
 #define POLL_MAX_MS 10000
 /* A window's files are due within this long of its end. */
 #define WINDOW_LATE_MS 1000
 /* Context discoveries due sooner wait for this. Every wake-up runs the
- * discoveries due, and samples wake the agent about once a second while
+ * discoveries due, and samples wake the agent every few seconds while
  * there are any: on a busy host they are served by those, and this timer
- * only fires on a quiet one, half as often as the samples would. */
+ * fires for a starting process's quick rechecks and on a quiet host
+ * (rechecks backed off far wait longer still: ctxwatch.c). */
 #define TICK_MS 2000
 /* Records of processes older than TP_SETTLED_NS (their maps read) and
  * exits wake the agent at most this often, where a new process's or an
