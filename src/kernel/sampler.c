@@ -198,8 +198,9 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
 /* Ring buffer: ring_seconds (default 1) of records at the expected rate
  * (2 KiB a sample covers deep stacks and a context), a power of two
  * between 256 KiB and 16 MiB. A reader that sleeps until the BPF side
- * wakes it (once a second, a young process's probe sooner, or when a
- * quarter waits: wakeup_flag in the BPF program) and may then be busy for
+ * wakes it (once a second, a young process's probe sooner, a settled
+ * process's records after settled_wait_ms, or when a quarter waits:
+ * wait_bound and wakeup_flag in the BPF program) and may then be busy for
  * a while (a window to write, new processes to look at, a loaded host)
  * asks for more slack. Its pages count in the resident size once written,
  * so a 19 Hz agent should not carry what a 999 Hz capture needs. */

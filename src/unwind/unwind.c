@@ -205,16 +205,14 @@ static size_t copy_stack(struct unwinder *u, struct uwproc *up,
 /* A walk that reached a mapping whose table was not built yet: the copy
  * that came with it is unwound here, and the binaries its stack passes
  * through are put in the kernel (the mark is renewed), once per put: the
- * samples taken before it went in come with the same flag. */
+ * samples taken before it went in come with the same flag. A copy came
+ * (kernel_cfi_stack checks). */
 static size_t later_stack(struct unwinder *u, struct uwproc *up,
 			  struct proc *p, const struct unwind_sample *s,
 			  uint64_t *out)
 {
-	size_t n;
+	size_t n = copy_stack(u, up, p, s, out);
 
-	if (!s->regs || !p->nmaps)
-		return s->nfp;
-	n = copy_stack(u, up, p, s, out);
 	if (!n) {
 		memcpy(out, s->fp, s->nfp * sizeof(*out));
 		return s->nfp;
@@ -256,10 +254,10 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 	}
 	if (up->cfi_maps_ver != p->maps_ver)
 		autopolicy__renew(u->policy, up->pid, &up->mark);
-	if (s->later)
-		return later_stack(u, up, p, s, out);
 	if (!s->regs || !p->nmaps)
 		return s->nfp;
+	if (s->later)
+		return later_stack(u, up, p, s, out);
 	u->stats.copies++;
 	u->stats.probes += s->probe;
 	n = dwflspace__unwind(&up->space, p, s, cfi);

@@ -264,7 +264,17 @@ fi
 # threads) stay well under the 10 a second a 100 ms poll would cost. Then
 # 2 s windows: each file is written within a second of its window's end,
 # SIGHUP is read at once, and SIGTERM ends it at once.
-vcs() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }'; }
+# vcs PID: its voluntary context switches, all threads; bash builtins only,
+# as a process started here is one more exec for the agent to wake for.
+vcs() {
+	local f k v n=0
+	for f in /proc/"$1"/task/*/status; do
+		while read -r k v; do
+			[ "$k" = voluntary_ctxt_switches: ] && n=$((n + v))
+		done 2>/dev/null <"$f"
+	done
+	echo "$n"
+}
 "$TAGPROF" agent --output-dir "$TMP/s" --window 60 -F 19 2>"$TMP/s.err" &
 ag=$!
 sleep 3
@@ -314,17 +324,8 @@ if [ -z "$ok" ]; then pass agent_sleeps; else fail agent_sleeps "$ok; log: $( (g
 # switches (all threads) stay under 0.75 a second (0.25-0.42 seen), where
 # waking for samples every second alone makes one a second. A new process
 # in those 12 s (CI runs none, but a host may) wakes it within a second.
-# The test starts no process meanwhile (an exec wakes the agent within a
-# second): its counts and its sleep are bash builtins.
-vcs_now() {	# sets vcs to PID's voluntary switches, all threads
-	local f k v
-	vcs=0
-	for f in /proc/"$1"/task/*/status; do
-		while read -r k v; do
-			[ "$k" = voluntary_ctxt_switches: ] && vcs=$((vcs + v))
-		done <"$f"
-	done
-}
+# The test execs nothing meanwhile (an exec wakes the agent within a
+# second): its counts (vcs) and its sleep are bash builtins.
 mkfifo "$TMP/tick"
 exec {tick}<>"$TMP/tick"
 ( while :; do :; done ) &
@@ -332,9 +333,9 @@ spin=$!
 "$TAGPROF" agent --output-dir "$TMP/b" --window 60 -F 19 2>"$TMP/b.err" &
 ag=$!
 read -r -t 13 -u "$tick" || true
-vcs_now $ag; v0=$vcs; t0=$EPOCHREALTIME
+v0=$(vcs $ag); t0=$EPOCHREALTIME
 read -r -t 12 -u "$tick" || true
-vcs_now $ag; v1=$vcs; t1=$EPOCHREALTIME
+v1=$(vcs $ag); t1=$EPOCHREALTIME
 stop $ag
 kill $spin 2>/dev/null; wait $spin 2>/dev/null
 wakes=$(awk -v v=$((v1 - v0)) -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", v / (b - a) }')
