@@ -203,7 +203,7 @@ static __always_inline __u32 kernel_frames(void *ctx,
 static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 					 __u64 start_ns, __u32 walked)
 {
-	__u32 every, young = 0;
+	__u32 every, young = 0, r;
 
 	if (unwind_mode == TP_UNWIND_DWARF || (walked & TP_USTACK_LATER))
 		return TP_USTACK_REGS;
@@ -212,8 +212,15 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 	if (cfg && (cfg->unwind == TP_PROC_UNWIND_COPY ||
 		    (cfg->unwind == TP_PROC_UNWIND_CFI && cfi_check_all)))
 		return TP_USTACK_REGS;
+	/* The draw comes first: a clock read costs about as much as the rest
+	 * of this function here (tens of ns), and the process's age matters
+	 * only to a draw that would probe at one of the two rates. */
+	r = bpf_get_prandom_u32();
 	if (cfg && cfg->unwind == TP_PROC_UNWIND_CFI) {
 		every = TP_PROBE_EVERY_CFI;
+	} else if (probe_every_young && r % probe_every_young &&
+		   r % TP_PROBE_EVERY) {
+		return 0;
 	} else if (bpf_ktime_get_boot_ns() - start_ns < TP_YOUNG_NS) {
 		every = probe_every_young;
 		young = COPY_YOUNG_PROBE;
@@ -222,8 +229,7 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 	}
 	if (!every)		/* cannot happen: the agent sets it >= 1 */
 		return 0;
-	return bpf_get_prandom_u32() % every == 0 ?
-		       TP_USTACK_REGS | TP_USTACK_PROBE | young : 0;
+	return r % every == 0 ? TP_USTACK_REGS | TP_USTACK_PROBE | young : 0;
 }
 
 /* After the frames at tail: the user registers and stack copy, when this

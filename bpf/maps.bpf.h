@@ -21,8 +21,11 @@ const volatile __u64 ring_settled_wakeup_ns = 1000000000;	/* settled processes' 
 const volatile __u32 unwind_mode = TP_UNWIND_AUTO;	/* --unwind */
 const volatile __u32 stack_bytes = TP_STACK_DEFAULT;	/* --stack-bytes */
 const volatile __u32 probe_every_young = 8;	/* ustack.bpf.h; by the rate */
-/* The frame-pointer walk of ustack.bpf.h runs in bpf_loop (5.17+); where
- * the kernel lacks it, bpf_get_stack walks the user stack. */
+/* The kernel has bpf_loop (5.17+): loops that would otherwise be checked
+ * by the verifier once per round run in it. */
+const volatile bool loop_helper = false;
+/* The frame-pointer walk of ustack.bpf.h runs in bpf_loop; where the
+ * kernel lacks it, bpf_get_stack walks the user stack. */
 const volatile bool fp_walk = false;
 /* Stack ids (stackid.bpf.h): on where the agent keeps the stacks it was
  * sent, and bpf_loop exists to hash them; the seed is secret, so no

@@ -141,22 +141,60 @@ struct fp_state {
 	__u64 ended;
 };
 
-/* Frames per bpf_loop step: the step's fixed cost (the call, reading the
- * state back from the window and storing it) spread over several frames.
- * The verifier checks the step once either way. */
+/* Frames per bpf_loop step at most: the step's fixed cost (the call,
+ * reading the state back from the window and storing it) spread over
+ * several frames. */
 #define FP_FRAMES_PER_STEP	4
 
-/* One frame: its pair from the window (reading the page it needs when it
- * is the next one), else from the user stack on its own. False when the
- * walk ends: the pair cannot be read, or the depth is reached. */
-static __always_inline bool fp_frame(__u64 *frames, struct fp_window *w,
-				     struct fp_state *st)
+/* How a frame step left the walk. */
+enum fp_next {
+	FP_MORE,	/* the frame was taken: go on */
+	FP_OUTSIDE,	/* its pair lies beyond the pages read: fp_read_frame */
+	FP_END,		/* the depth is reached, or the pair cannot be read */
+};
+
+/* Takes the frame whose pair {next frame, return address} was read. */
+static __always_inline void fp_take(__u64 *frames, struct fp_state *st,
+				    __u64 next, __u64 ret)
+{
+	frames[st->n] = ret;
+	st->hash = mix64(st->hash, ret);
+	st->n++;
+	st->fp = next;
+}
+
+/* One frame from the pages already in the window. No helper call and one
+ * way through: the verifier checks the FP_FRAMES_PER_STEP copies of it in
+ * a step without a branch per frame to multiply its states. */
+static __always_inline enum fp_next fp_window_frame(__u64 *frames,
+						    struct fp_window *w,
+						    struct fp_state *st)
+{
+	__u64 d = st->fp - w->base;	/* below base: huge */
+
+	if (st->n >= TP_MAX_FRAMES)
+		return FP_END;
+	if (d >= FP_WIN - 16 || d + 16 > st->loaded * TP_PAGE_SIZE)
+		return FP_OUTSIDE;
+	fp_take(frames, st, *(__u64 *)(w->b + d), *(__u64 *)(w->b + d + 8));
+	return FP_MORE;
+}
+
+/* One frame whose pair lies beyond the pages read: reads the page it
+ * needs when that is the next one, else the pair from the user stack on
+ * its own. Once per step at most. */
+static __always_inline enum fp_next fp_read_frame(__u64 *frames,
+						  struct fp_window *w,
+						  struct fp_state *st)
 {
 	__u64 d = st->fp - w->base, pair[2];	/* below base: huge */
 	__u64 n = st->n, loaded = st->loaded;
 
+	/* Not the product fp_window_frame computed: that one is not known
+	 * to be bounded by the checks here. */
+	barrier_var(loaded);
 	if (n >= TP_MAX_FRAMES || loaded > FP_PAGES)
-		return false;
+		return FP_END;
 	if (d < FP_WIN - 16 && !st->ended && loaded < FP_PAGES &&
 	    (d + 15) / TP_PAGE_SIZE == loaded) {
 		if (bpf_probe_read_user(w->b + loaded * TP_PAGE_SIZE,
@@ -170,34 +208,34 @@ static __always_inline bool fp_frame(__u64 *frames, struct fp_window *w,
 		pair[0] = *(__u64 *)(w->b + d);
 		pair[1] = *(__u64 *)(w->b + d + 8);
 	} else if (bpf_probe_read_user(pair, sizeof(pair), (void *)st->fp)) {
-		return false;
+		return FP_END;
 	}
-	frames[n] = pair[1];
-	st->hash = mix64(st->hash, pair[1]);
-	st->n = n + 1;
-	st->fp = pair[0];
-	return true;
+	fp_take(frames, st, pair[0], pair[1]);
+	return FP_MORE;
 }
 
-/* FP_FRAMES_PER_STEP frames; stops the loop when the walk ends. */
+/* Up to FP_FRAMES_PER_STEP frames from the window, and where the next
+ * one lies beyond it, that one read; stops the loop when the walk ends. */
 static int fp_step(__u64 i, void *arg)
 {
 	struct fp_walk *c = arg;
 	struct fp_window *w = c->w;
 	struct fp_state st = { .fp = w->fp, .hash = w->hash, .n = w->n,
 			       .loaded = w->loaded, .ended = w->ended };
-	bool more = true;
+	enum fp_next next = FP_MORE;
 
 #pragma unroll
 	for (int k = 0; k < FP_FRAMES_PER_STEP; k++)
-		if (more)
-			more = fp_frame(c->frames, w, &st);
+		if (next == FP_MORE)
+			next = fp_window_frame(c->frames, w, &st);
+	if (next == FP_OUTSIDE)
+		next = fp_read_frame(c->frames, w, &st);
 	w->fp = st.fp;
 	w->hash = st.hash;
 	w->n = st.n;
 	w->loaded = st.loaded;
 	w->ended = st.ended;
-	return more ? 0 : 1;
+	return next == FP_END ? 1 : 0;
 }
 
 /* Fills frames (TP_MAX_FRAMES of room) with the walk; returns the frames
@@ -215,8 +253,8 @@ static __always_inline __u32 walk_user_fp(bpf_user_pt_regs_t *regs,
 	w->loaded = 0;
 	w->ended = 0;
 	w->hash = mix64(0, frames[0]);
-	bpf_loop((TP_MAX_FRAMES - 1 + FP_FRAMES_PER_STEP - 1) /
-		 FP_FRAMES_PER_STEP, fp_step, &c, 0);
+	/* A step takes at least one frame until the walk ends. */
+	bpf_loop(TP_MAX_FRAMES, fp_step, &c, 0);
 	n = w->n;
 	return n > TP_MAX_FRAMES ? TP_MAX_FRAMES : n;
 }

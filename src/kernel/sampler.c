@@ -195,24 +195,37 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
 	return 0;
 }
 
-/* Ring buffer: ring_seconds (default 1) of records at the expected rate
- * (2 KiB a sample covers deep stacks and a context), a power of two
- * between 256 KiB and 16 MiB. A reader that sleeps until the BPF side
- * wakes it (once a second, a young process's probe sooner, a settled
- * process's records after settled_wait_ms, or when a quarter waits:
- * wait_bound and wakeup_flag in the BPF program) and may then be busy for
- * a while (a window to write, new processes to look at, a loaded host)
- * asks for more slack. Its pages count in the resident size once written,
- * so a 19 Hz agent should not carry what a 999 Hz capture needs. */
-static __u32 ring_bytes(const struct sampler_opts *o, int ncpus)
+/* Bytes a sample's record is sized at: with stack ids (bpf/stackid.bpf.h),
+ * most records are a header, an id and the context (112 bytes with no
+ * context), and only a stack's first record carries its frames (about
+ * 1.1 KB for 127 of them); without ids, every record carries them. */
+#define RECORD_BYTES_IDS	256
+#define RECORD_BYTES_FRAMES	2048
+
+/* Ring buffer: ring_seconds (default 1) of records at the expected rate,
+ * a power of two between 256 KiB and 16 MiB. A reader that sleeps until
+ * the BPF side wakes it (once a second, a young process's probe sooner, a
+ * settled process's records after settled_wait_ms, or when a quarter
+ * waits: wait_bound and wakeup_flag in the BPF program) and may then be
+ * busy for a while (a window to write, new processes to look at, a loaded
+ * host) asks for more slack. Bursts of bigger records (a stack's first,
+ * or a stack copy) are what the quarter-full wake-up is for, not a reason
+ * to size for them: every byte of ring the BPF side writes to has gone
+ * cold in the cache by the time it comes round again, and a sample's
+ * output cost 1.1 us at 4 MiB against 0.58 us at 512 KiB here (999 Hz on
+ * 2 CPUs, tests/bench/bpf_stages.sh). Its pages count in the resident
+ * size once written, too. */
+static __u32 ring_bytes(const struct sampler_opts *o, int ncpus,
+			bool stack_ids)
 {
 	uint64_t rate = o->use_period ? 1000 : o->freq;	/* unknown: assume 1 kHz */
 	/* dwarf: every sample also carries registers and a stack copy.
 	 * (auto copies only for the processes that need it: the estimate
 	 * stays, and a loss would be counted.) */
-	uint64_t per = 2048 + (o->unwind_mode == TP_UNWIND_DWARF ?
-			       sizeof(struct tp_uregs) +
-			       (o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
+	uint64_t per = (stack_ids ? RECORD_BYTES_IDS : RECORD_BYTES_FRAMES) +
+		       (o->unwind_mode == TP_UNWIND_DWARF ?
+			sizeof(struct tp_uregs) +
+			(o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
 	uint64_t want = (o->ring_seconds ? o->ring_seconds : 1) * rate *
 			(uint64_t)ncpus * per;
 	__u32 size = 256 << 10;
@@ -310,7 +323,17 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->include_idle = o->include_idle;
 	s->skel->rodata->filter_label = o->filter_label;
 	s->skel->rodata->filter_tag = o->filter_tag;
-	s->ring_size = ring_bytes(o, s->ncpus);
+	s->skel->rodata->unwind_mode = o->unwind_mode;
+	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
+							TP_STACK_DEFAULT;
+	s->skel->rodata->probe_every_young = probe_every_young(o);
+	has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
+					   BPF_FUNC_loop, NULL) == 1;
+	s->skel->rodata->loop_helper = has_loop;
+	s->skel->rodata->fp_walk = has_loop && o->fp_walk;
+	s->skel->rodata->stack_ids = has_loop && o->stack_ids &&
+				     stack_seed(&s->skel->rodata->stack_seed);
+	s->ring_size = ring_bytes(o, s->ncpus, s->skel->rodata->stack_ids);
 	bpf_map__set_max_entries(s->skel->maps.events, s->ring_size);
 	/* Wake the reader once a quarter waits; each CPU looks after writing
 	 * its share of a quarter. */
@@ -319,15 +342,6 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	if (o->settled_wait_ms > 1000)
 		s->skel->rodata->ring_settled_wakeup_ns =
 			o->settled_wait_ms * 1000000ull;
-	s->skel->rodata->unwind_mode = o->unwind_mode;
-	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
-							TP_STACK_DEFAULT;
-	s->skel->rodata->probe_every_young = probe_every_young(o);
-	has_loop = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT,
-					   BPF_FUNC_loop, NULL) == 1;
-	s->skel->rodata->fp_walk = has_loop && o->fp_walk;
-	s->skel->rodata->stack_ids = has_loop && o->stack_ids &&
-				     stack_seed(&s->skel->rodata->stack_seed);
 	lazy_maps(s->skel);
 	size_cfi_maps(s->skel, o->unwind_mode == TP_UNWIND_AUTO &&
 				       s->skel->rodata->fp_walk);
