@@ -83,6 +83,13 @@ struct pprof *capture__take(struct capture *c);
 
 #define CAPTURE_MAX_CONSUMERS 8
 
+/* Free heap kept for the next window rather than given back (malloc_trim,
+ * and glibc's own trimming of the heap's top): trimming madvises every
+ * free page, each madvise that drops mapped pages interrupts every CPU to
+ * flush its TLB, and each page given back is faulted in again when used.
+ * Below this, the pages cost less than that would. */
+#define HEAP_KEEP_BYTES (4ull << 20)
+
 /* Hands every resolved sample, and the end of every window, to sc as
  * well (the pprof window is the first consumer). Returns 0, or -ENOSPC
  * past CAPTURE_MAX_CONSUMERS. */

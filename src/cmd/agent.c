@@ -50,13 +50,9 @@
 /* Records of processes older than TP_SETTLED_NS (their maps read) and
  * exits wake the agent at most this often, where a new process's or an
  * exec's wake it within a second (wait_bound in bpf/collect.bpf.h). The
- * ring buffer holds 4 s at 2 KiB a sample, several times what it gets. */
+ * ring buffer holds 4 s of records (src/kernel/sampler.c), several times
+ * what it gets. */
 #define SETTLED_WAIT_MS 4000
-/* Free heap a window end leaves before it is given back (malloc_trim):
- * trimming madvises every free page, and each madvise that drops mapped
- * pages interrupts every CPU to flush its TLB. Below this, the pages cost
- * less than that would, and the next window reuses them. */
-#define TRIM_FREE_BYTES (4ull << 20)
 
 /* A flag as given, re-applied over the config file on every (re)load. */
 struct flag {
@@ -511,7 +507,7 @@ static void trim_heap(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	if (mi.fordblks >= TRIM_FREE_BYTES)
+	if (mi.fordblks >= HEAP_KEEP_BYTES)
 		malloc_trim(0);
 }
 
