@@ -412,6 +412,15 @@ static void write_files(struct agent *a, struct pending *fresh,
 	}
 }
 
+/* The wall clock's second, read as ms_until reads it. time() reads the
+ * coarse clock, which lags by up to a tick: beside ms_until's, the loop
+ * polled with a zero timeout hundreds of times in that tick before a
+ * window's end, until time() caught up. */
+static time_t now_s(void)
+{
+	return (time_t)(clock__ns(CLOCK_REALTIME) / 1000000000);
+}
+
 /* Encodes one service's profile into *f and hands it to the pusher. */
 static int encode_service(struct agent *a, const struct pprof *pp,
 			  const char *service, time_t start, time_t end,
@@ -441,7 +450,7 @@ static void write_window(struct agent *a, struct pprof *pp, uint64_t samples)
 	const char *services[MAX_SERVICES];
 	struct window_report r = { 0 };
 	time_t start = pprof__time_nanos(pp) / 1000000000ll;
-	time_t end = time(NULL);
+	time_t end = now_s();
 	struct pending *fresh;
 	size_t nfresh = 0;
 	char perr[256];
@@ -647,23 +656,23 @@ static int ms_until(time_t end)
 
 static int run(struct agent *a)
 {
-	time_t next = window_end(time(NULL), a->cfg.window_s), checked = 0;
+	time_t next = window_end(now_s(), a->cfg.window_s), checked = 0;
 
 	while (!stop_requested) {
 		capture__poll(a->cap, ms_until(next), signals__wake_fd());
 		signals__drain();
-		if (time(NULL) != checked) {	/* the heap, once a second */
-			checked = time(NULL);
+		if (now_s() != checked) {	/* the heap, once a second */
+			checked = now_s();
 			check_memory(a);
 		}
 		if (reload_requested) {
 			reload_requested = 0;
 			reload(a);
-			next = window_end(time(NULL), a->cfg.window_s);
+			next = window_end(now_s(), a->cfg.window_s);
 		}
-		if (time(NULL) >= next) {
+		if (now_s() >= next) {
 			end_window_on_time(a, next);
-			next = window_end(time(NULL), a->cfg.window_s);
+			next = window_end(now_s(), a->cfg.window_s);
 		}
 	}
 	if (!a->cap)

@@ -452,10 +452,16 @@ struct sampler *sampler__start(const struct sampler_opts *o,
 			 strerror(errno));
 		goto fail;
 	}
+	/* Edge-triggered: the wait ends when the BPF side wakes it, not
+	 * whenever a record waits. Level-triggered, a record that came
+	 * while the last ones were read (and the BPF side chose not to wake
+	 * anyone for it) ended the next wait at once: a 19 Hz agent went
+	 * round its loop about 110 times a minute, where the BPF side woke
+	 * it 40 times. */
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0 ||
 	    epoll_ctl(s->epfd, EPOLL_CTL_ADD, bpf_map__fd(s->skel->maps.events),
-		      &(struct epoll_event){ .events = EPOLLIN })) {
+		      &(struct epoll_event){ .events = EPOLLIN | EPOLLET })) {
 		snprintf(err, errlen, "cannot set up the ring buffer: %s",
 			 strerror(errno));
 		goto fail;
