@@ -321,9 +321,9 @@ if [ -z "$ok" ]; then pass agent_sleeps; else fail agent_sleeps "$ok; log: $( (g
 # every 4 s, and rechecks of processes without a context that backed off
 # far wait for such a wake-up. A spinner started with the agent is
 # settled after 10 s; the 6 s windows that end from 19 s to 31 s (one or
-# two) must see its loop wake under 0.75 times a second, window ends
-# included (about 0.4 seen), where waking for samples every second alone
-# makes more than one a second. The loop's own count of its waits (-v,
+# two) must see its loop wake under 0.9 times a second, window ends
+# included (0.50-0.67 seen: one window end and a settled wake-up or two
+# in 6 s), where waking for samples every second makes 1.17. The loop's own count of its waits (-v,
 # "in N waits") is the measure, not the process's voluntary context
 # switches: those also count each block on disk I/O (reading a binary
 # whose pages the host reclaimed; seen here as bursts of a dozen in a few
@@ -356,8 +356,8 @@ wakes=$(awk -v from="$(awk -v s="$start" 'BEGIN { printf "%.6f", s + 19 }')" -v 
 	}
 	END { if (w) printf "%.2f %d", n / (6 * w), w; else print "none 0" }' "$TMP/b.err")
 echo "agent_sleeps_busy: ${wakes% *} loop wake-ups/s over ${wakes#* } windows of 6 s, $vol voluntary switches/s, with a settled spinner at 19 Hz" >&2
-if [ "${wakes#* }" -ge 1 ] && awk -v w="${wakes% *}" 'BEGIN { exit !(w < 0.75) }'; then
+if [ "${wakes#* }" -ge 1 ] && awk -v w="${wakes% *}" 'BEGIN { exit !(w < 0.9) }'; then
 	pass agent_sleeps_busy
 else
-	fail agent_sleeps_busy "${wakes% *} loop wake-ups/s over ${wakes#* } windows (want < 0.75, >= 1 window); log: $(tail -3 "$TMP/b.err" | tr '\n' ' ')"
+	fail agent_sleeps_busy "${wakes% *} loop wake-ups/s over ${wakes#* } windows (want < 0.9, >= 1 window); log: $(tail -3 "$TMP/b.err" | tr '\n' ' ')"
 fi
