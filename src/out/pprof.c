@@ -12,7 +12,6 @@
 #include <zlib.h>
 
 #include "util/hashmap.h"
-#include "profile.pb-c.h"
 #include "util/grow.h"
 
 #define ARENA_BLOCK (64 * 1024)
@@ -639,30 +638,6 @@ size_t pprof__sample_count(const struct pprof *p)
 
 /* ---- encoding ---- */
 
-/* Temporary protobuf-c structs; they point into the builder's own tables
- * (strings, location ids, values) rather than copying them. */
-struct enc {
-	char **strs;
-	Perftools__Profiles__ValueType *vts;
-	Perftools__Profiles__ValueType **vtp;
-	Perftools__Profiles__ValueType period_type;
-	Perftools__Profiles__Mapping *maps;
-	Perftools__Profiles__Mapping **mapp;
-	Perftools__Profiles__Function *funcs;
-	Perftools__Profiles__Function **funcp;
-	Perftools__Profiles__Location *locs;
-	Perftools__Profiles__Location **locp;
-	Perftools__Profiles__Line *lines;
-	Perftools__Profiles__Line **linep;
-	Perftools__Profiles__Sample *samples;
-	Perftools__Profiles__Sample **samplep;
-	Perftools__Profiles__Label *labels;
-	Perftools__Profiles__Label **labelp;
-	int64_t *comments;	/* renumbered copy (compact_strings) */
-	int64_t *remap;		/* old string index -> new + 1 (0: unused) */
-	size_t nstrs;		/* strings kept so far */
-};
-
 /* Which entries an encoding writes: NULL arrays mean all. Ids stay those
  * of the builder, so a subset needs no renumbering. */
 struct sel {
@@ -672,81 +647,6 @@ struct sel {
 static bool keep(const uint8_t *set, size_t i)
 {
 	return !set || set[i];
-}
-
-/* How many of the n records set keeps: the encoder's arrays are sized by
- * it, so that a window split into many services costs each service's
- * file what its own records need, not the whole window's. */
-static size_t kept(const uint8_t *set, size_t n)
-{
-	size_t k = 0;
-
-	if (!set)
-		return n;
-	for (size_t i = 0; i < n; i++)
-		k += set[i] != 0;
-	return k;
-}
-
-static void enc_free(struct enc *e)
-{
-	free(e->strs);
-	free(e->vts);
-	free(e->vtp);
-	free(e->maps);
-	free(e->mapp);
-	free(e->funcs);
-	free(e->funcp);
-	free(e->locs);
-	free(e->locp);
-	free(e->lines);
-	free(e->linep);
-	free(e->samples);
-	free(e->samplep);
-	free(e->labels);
-	free(e->labelp);
-	free(e->comments);
-	free(e->remap);
-}
-
-/* Allocates n structs and n pointers to them; n == 0 leaves both NULL. */
-static bool alloc_pair(void *structs, void *ptrs, size_t n, size_t size)
-{
-	void *s = NULL, *pp = NULL;
-	bool ok = true;
-
-	if (n) {
-		s = calloc(n, size);
-		pp = calloc(n, sizeof(void *));
-		ok = s && pp;
-	}
-	memcpy(structs, &s, sizeof(s));
-	memcpy(ptrs, &pp, sizeof(pp));
-	return ok;
-}
-
-static int fill_types(const struct pprof *p, struct enc *e,
-		      Perftools__Profiles__Profile *msg)
-{
-	size_t i;
-
-	if (!alloc_pair(&e->vts, &e->vtp, p->ntypes, sizeof(*e->vts)))
-		return -ENOMEM;
-	for (i = 0; i < p->ntypes; i++) {
-		perftools__profiles__value_type__init(&e->vts[i]);
-		e->vts[i].type = p->type_strs[2 * i];
-		e->vts[i].unit = p->type_strs[2 * i + 1];
-		e->vtp[i] = &e->vts[i];
-	}
-	msg->n_sample_type = p->ntypes;
-	msg->sample_type = e->vtp;
-
-	perftools__profiles__value_type__init(&e->period_type);
-	e->period_type.type = p->period_type[0];
-	e->period_type.unit = p->period_type[1];
-	msg->period_type = &e->period_type;
-	msg->period = p->period;
-	return 0;
 }
 
 /* Which mappings hold a kept location without lines (one no symbol
@@ -766,258 +666,9 @@ static uint8_t *unnamed_mappings(const struct pprof *p, const struct sel *sel)
 	return unnamed;
 }
 
-static int fill_mappings(const struct pprof *p, struct enc *e,
-			 Perftools__Profiles__Profile *msg, const struct sel *sel)
-{
-	size_t n = p->mappings.n, i, k = 0;
-	uint8_t *unnamed = unnamed_mappings(p, sel);
-
-	if (!unnamed || !alloc_pair(&e->maps, &e->mapp, kept(sel->map, n),
-				    sizeof(*e->maps))) {
-		free(unnamed);
-		return -ENOMEM;
-	}
-	for (i = 0; i < n; i++) {
-		const struct pp_mapping *r = p->mappings.recs[i];
-		Perftools__Profiles__Mapping *m = &e->maps[k];
-
-		if (!keep(sel->map, i))
-			continue;
-		perftools__profiles__mapping__init(m);
-		m->id = i + 1;
-		m->memory_start = r->start;
-		m->memory_limit = r->limit;
-		m->file_offset = r->offset;
-		m->filename = (int64_t)r->filename;
-		m->build_id = (int64_t)r->build_id;
-		/* Named frames need no symbolizing again; a mapping with an
-		 * unnamed one says so, so that pprof, or a server that has
-		 * the binary, can name it by its address. */
-		m->has_functions = !unnamed[i];
-		if (i < p->map_info_cap) {
-			m->has_filenames = !!(p->map_info[i] & MAP_HAS_FILENAMES);
-			m->has_line_numbers =
-				!!(p->map_info[i] & MAP_HAS_LINE_NUMBERS);
-			m->has_inline_frames =
-				!!(p->map_info[i] & MAP_HAS_INLINE_FRAMES);
-		}
-		e->mapp[k++] = m;
-	}
-	msg->n_mapping = k;
-	msg->mapping = e->mapp;
-	free(unnamed);
-	return 0;
-}
-
-static int fill_functions(const struct pprof *p, struct enc *e,
-			  Perftools__Profiles__Profile *msg, const struct sel *sel)
-{
-	size_t n = p->functions.n, i, k = 0;
-
-	if (!alloc_pair(&e->funcs, &e->funcp, kept(sel->fn, n),
-			sizeof(*e->funcs)))
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const struct pp_function *r = p->functions.recs[i];
-		Perftools__Profiles__Function *f = &e->funcs[k];
-
-		if (!keep(sel->fn, i))
-			continue;
-		perftools__profiles__function__init(f);
-		f->id = i + 1;
-		f->name = (int64_t)r->name;
-		f->system_name = (int64_t)r->system_name;
-		f->filename = (int64_t)r->filename;
-		e->funcp[k++] = f;
-	}
-	msg->n_function = k;
-	msg->function = e->funcp;
-	return 0;
-}
-
-static int fill_locations(const struct pprof *p, struct enc *e,
-			  Perftools__Profiles__Profile *msg, const struct sel *sel)
-{
-	size_t n = p->locations.n, nlines = 0, i, j, li = 0, k = 0;
-
-	for (i = 0; i < n; i++)
-		if (keep(sel->loc, i))
-			nlines += ((const uint64_t *)p->locations.recs[i])[2];
-	if (!alloc_pair(&e->locs, &e->locp, kept(sel->loc, n),
-			sizeof(*e->locs)) ||
-	    !alloc_pair(&e->lines, &e->linep, nlines, sizeof(*e->lines)))
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const uint64_t *r = p->locations.recs[i];
-		Perftools__Profiles__Location *l = &e->locs[k];
-
-		if (!keep(sel->loc, i))
-			continue;
-		perftools__profiles__location__init(l);
-		l->id = i + 1;
-		l->mapping_id = r[0];
-		l->address = r[1];
-		l->n_line = r[2];
-		l->line = r[2] ? e->linep + li : NULL;
-		for (j = 0; j < r[2]; j++, li++) {
-			Perftools__Profiles__Line *ln = &e->lines[li];
-
-			perftools__profiles__line__init(ln);
-			ln->function_id = r[LOC_HDR_WORDS + 2 * j];
-			ln->line = (int64_t)r[LOC_HDR_WORDS + 2 * j + 1];
-			e->linep[li] = ln;
-		}
-		e->locp[k++] = l;
-	}
-	msg->n_location = k;
-	msg->location = e->locp;
-	return 0;
-}
-
 static size_t sample_nlabels(const uint64_t *r)
 {
 	return r[1 + r[0]];
-}
-
-static int fill_samples(const struct pprof *p, struct enc *e,
-			Perftools__Profiles__Profile *msg, const struct sel *sel)
-{
-	size_t n = p->samples.n, nlabels = 0, i, j, li = 0, k = 0;
-
-	for (i = 0; i < n; i++)
-		if (keep(sel->sample, i))
-			nlabels += sample_nlabels(p->samples.recs[i]);
-	if (!alloc_pair(&e->samples, &e->samplep, kept(sel->sample, n),
-			sizeof(*e->samples)) ||
-	    !alloc_pair(&e->labels, &e->labelp, nlabels, sizeof(*e->labels)))
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const uint64_t *r = p->samples.recs[i];
-		const uint64_t *lw = r + 2 + r[0];
-		Perftools__Profiles__Sample *s = &e->samples[k];
-
-		if (!keep(sel->sample, i))
-			continue;
-		perftools__profiles__sample__init(s);
-		/* protobuf-c only reads these during pack. */
-		s->n_location_id = r[0];
-		s->location_id = (uint64_t *)(r + 1);
-		s->n_value = p->ntypes;
-		s->value = p->ntypes ? p->values + i * p->ntypes : NULL;
-		s->n_label = sample_nlabels(r);
-		s->label = s->n_label ? e->labelp + li : NULL;
-		for (j = 0; j < s->n_label; j++, li++, lw += LABEL_WORDS) {
-			Perftools__Profiles__Label *l = &e->labels[li];
-
-			perftools__profiles__label__init(l);
-			l->key = (int64_t)lw[0];
-			l->str = (int64_t)lw[1];
-			l->num = (int64_t)lw[2];
-			l->num_unit = (int64_t)lw[3];
-			e->labelp[li] = l;
-		}
-		e->samplep[k++] = s;
-	}
-	msg->n_sample = k;
-	msg->sample = e->samplep;
-	return 0;
-}
-
-/* The string records live in the arena; protobuf-c wants char *. */
-static int fill_strings(const struct pprof *p, struct enc *e,
-			Perftools__Profiles__Profile *msg)
-{
-	size_t i;
-
-	e->strs = calloc(p->strs.n, sizeof(*e->strs));
-	if (!e->strs)
-		return -ENOMEM;
-	for (i = 0; i < p->strs.n; i++)
-		e->strs[i] = (char *)p->strs.recs[i];  /* pack only reads */
-	msg->n_string_table = p->strs.n;
-	msg->string_table = e->strs;
-	return 0;
-}
-
-/* The new index of string i, given one at its first use. */
-static int64_t use_str(const struct pprof *p, struct enc *e, int64_t i)
-{
-	if (i <= 0 || (uint64_t)i >= p->strs.n)
-		return 0;	/* "" stays first */
-	if (!e->remap[i]) {
-		e->remap[i] = (int64_t)++e->nstrs;
-		e->strs[e->remap[i] - 1] = (char *)p->strs.recs[i];
-	}
-	return e->remap[i] - 1;
-}
-
-/* A selection's file holds the strings its own messages name, not the
- * whole window's: one service's file carries no other service's function
- * or file names, and encoding a window costs the size of each service's
- * part, not the window's size times the services. After fill_strings. */
-static int compact_strings(const struct pprof *p, struct enc *e,
-			   Perftools__Profiles__Profile *msg)
-{
-	size_t i, j;
-
-	e->remap = calloc(p->strs.n ? p->strs.n : 1, sizeof(*e->remap));
-	e->comments = calloc(msg->n_comment ? msg->n_comment : 1,
-			     sizeof(*e->comments));
-	if (!e->remap || !e->comments)
-		return -ENOMEM;
-	e->nstrs = 1;		/* e->strs[0] is "" already */
-	for (i = 0; i < msg->n_sample_type; i++) {
-		msg->sample_type[i]->type = use_str(p, e, msg->sample_type[i]->type);
-		msg->sample_type[i]->unit = use_str(p, e, msg->sample_type[i]->unit);
-	}
-	if (msg->period_type) {
-		msg->period_type->type = use_str(p, e, msg->period_type->type);
-		msg->period_type->unit = use_str(p, e, msg->period_type->unit);
-	}
-	for (i = 0; i < msg->n_sample; i++)
-		for (j = 0; j < msg->sample[i]->n_label; j++) {
-			Perftools__Profiles__Label *l = msg->sample[i]->label[j];
-
-			l->key = use_str(p, e, l->key);
-			l->str = use_str(p, e, l->str);
-			l->num_unit = use_str(p, e, l->num_unit);
-		}
-	for (i = 0; i < msg->n_mapping; i++) {
-		msg->mapping[i]->filename = use_str(p, e, msg->mapping[i]->filename);
-		msg->mapping[i]->build_id = use_str(p, e, msg->mapping[i]->build_id);
-	}
-	for (i = 0; i < msg->n_function; i++) {
-		Perftools__Profiles__Function *f = msg->function[i];
-
-		f->name = use_str(p, e, f->name);
-		f->system_name = use_str(p, e, f->system_name);
-		f->filename = use_str(p, e, f->filename);
-	}
-	for (i = 0; i < msg->n_comment; i++)
-		e->comments[i] = use_str(p, e, msg->comment[i]);
-	msg->comment = e->comments;
-	msg->drop_frames = use_str(p, e, msg->drop_frames);
-	msg->keep_frames = use_str(p, e, msg->keep_frames);
-	msg->default_sample_type = use_str(p, e, msg->default_sample_type);
-	msg->n_string_table = e->nstrs;
-	return 0;
-}
-
-static int pack(const Perftools__Profiles__Profile *msg, uint8_t **out,
-		size_t *len)
-{
-	size_t size = perftools__profiles__profile__get_packed_size(msg);
-	uint8_t *buf = malloc(size ? size : 1);
-
-	if (!buf)
-		return -ENOMEM;
-	if (perftools__profiles__profile__pack(msg, buf) != size) {
-		free(buf);
-		return -EIO;
-	}
-	*out = buf;
-	*len = size;
-	return 0;
 }
 
 /* zlib counts in uInt; feed it slices so any size_t length works. */
@@ -1207,75 +858,430 @@ static int busiest_exe(const struct pprof *p, const struct sel *sel,
 	return 0;
 }
 
-/* pprof names the program after the profile's first mapping (the File:
- * and Build ID: of its reports), so the program's main mapping goes
- * first; the others keep their order and every id stays. The program is
- * told by samples, not by which process was asked for: record -- CMD
- * starts a shell or a launcher as often as the program itself, which
- * then forks or execs it, and -a sees every process; the executable
- * that most samples pass through is what was profiled. */
-static int main_mapping_first(const struct pprof *p, const struct sel *sel,
-			      Perftools__Profiles__Profile *msg)
-{
-	Perftools__Profiles__Mapping *first;
-	uint64_t best;
-	size_t k = 0;
-	int err = busiest_exe(p, sel, &best);
+/* ---- the wire format, written directly ----
+ *
+ * Building protobuf-c's structs first cost a window more than the
+ * profile itself: a struct and a pointer per label of every sample,
+ * cleared and then packed, in arrays big enough to be fresh pages from
+ * mmap every window (a third of a 19 Hz agent's page faults). The
+ * records are written as they are instead, in one counting pass that
+ * sizes the buffer and one writing pass, in field order with proto3's
+ * rules (a zero scalar is left out, repeated numbers are packed), as
+ * protobuf-c wrote them. */
 
-	if (err || !best)
-		return err;
-	while (k < msg->n_mapping && msg->mapping[k]->id != best)
-		k++;
-	if (k == msg->n_mapping)
+enum { WT_VARINT = 0, WT_LEN = 2 };
+
+/* Where the bytes go; buf NULL: only counts them. */
+struct pbw {
+	uint8_t *buf;
+	size_t n;
+};
+
+static size_t varint_size(uint64_t v)
+{
+	return (size_t)(64 - __builtin_clzll(v | 1) + 6) / 7;
+}
+
+static inline __attribute__((always_inline)) void put_varint(struct pbw *w,
+							   uint64_t v)
+{
+	uint8_t *b;
+
+	if (!w->buf) {
+		w->n += varint_size(v);
+		return;
+	}
+	b = w->buf + w->n;
+	for (; v >= 0x80; v >>= 7)
+		*b++ = (uint8_t)(v | 0x80);
+	*b++ = (uint8_t)v;
+	w->n = (size_t)(b - w->buf);
+}
+
+static void put_tag(struct pbw *w, unsigned int field, unsigned int wt)
+{
+	put_varint(w, field << 3 | wt);
+}
+
+/* An int64, uint64 or bool field; int64s are varints of their two's
+ * complement, as the format has them. */
+static void put_num(struct pbw *w, unsigned int field, uint64_t v)
+{
+	if (!v)
+		return;
+	put_tag(w, field, WT_VARINT);
+	put_varint(w, v);
+}
+
+static void put_len(struct pbw *w, unsigned int field, size_t len)
+{
+	put_tag(w, field, WT_LEN);
+	put_varint(w, len);
+}
+
+static void put_bytes(struct pbw *w, unsigned int field, const void *data,
+		      size_t len)
+{
+	put_len(w, field, len);
+	if (w->buf)
+		memcpy(w->buf + w->n, data, len);
+	w->n += len;
+}
+
+static void put_packed(struct pbw *w, unsigned int field, const void *v,
+		       size_t n)
+{
+	const uint64_t *u = v;
+	size_t len = 0;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		len += varint_size(u[i]);
+	put_len(w, field, len);
+	for (size_t i = 0; i < n; i++)
+		put_varint(w, u[i]);
+}
+
+/* What a file holds: the selection, and the string indices it uses. */
+struct wctx {
+	const struct pprof *p;
+	const struct sel *sel;
+	int64_t *remap;		/* index -> new index + 1; NULL: all, as they are */
+	const char **strs;	/* the strings, in the file's order */
+	size_t nstrs;
+	uint8_t *unnamed;	/* per mapping: holds a location without lines */
+	/* The mapping written first (0: none; the others keep their order,
+	 * every id stays). pprof names the program after the profile's
+	 * first mapping (the File: and Build ID: of its reports), so this is
+	 * the executable most samples pass through: record -- CMD starts a
+	 * shell or a launcher as often as the program itself, and -a sees
+	 * every process. */
+	uint64_t first_map;
+	const int64_t *comments;	/* as the file numbers them */
+	int64_t *own_comments;	/* their renumbered copy, when compacting */
+	uint32_t *sample_sizes;	/* each sample's length (put_msg) */
+};
+
+/* A string index as the file numbers it. */
+static uint64_t str_ix(const struct wctx *c, int64_t i)
+{
+	if (!c->remap)
+		return (uint64_t)i;
+	if (i <= 0 || (uint64_t)i >= c->p->strs.n)
 		return 0;
-	first = msg->mapping[k];
-	memmove(msg->mapping + 1, msg->mapping, k * sizeof(*msg->mapping));
-	msg->mapping[0] = first;
+	return (uint64_t)(c->remap[i] - 1);
+}
+
+typedef void (*msg_fn)(struct pbw *w, const struct wctx *c, const void *rec,
+		       size_t i);
+
+/* A nested message, its length first. size, when not NULL, holds the
+ * length: the counting pass sets it, the writing pass uses it; without it,
+ * the writing pass counts the message again first. */
+static void put_msg(struct pbw *w, unsigned int field, msg_fn fn,
+		    const struct wctx *c, const void *rec, size_t i,
+		    uint32_t *size)
+{
+	struct pbw count = { NULL, 0 };
+
+	if (w->buf && size) {
+		count.n = *size;
+	} else {
+		fn(&count, c, rec, i);
+		if (size)
+			*size = (uint32_t)count.n;
+	}
+	put_len(w, field, count.n);
+	if (!w->buf) {
+		w->n += count.n;
+		return;
+	}
+	fn(w, c, rec, i);
+}
+
+/* A message that never reaches 128 bytes, whose length is one byte: a
+ * label, a line or a value type (at most four varints of at most ten
+ * bytes, each after a one-byte tag). It is written first and its length
+ * after, not counted twice. */
+static void put_small_msg(struct pbw *w, unsigned int field, msg_fn fn,
+			  const struct wctx *c, const void *rec)
+{
+	size_t at;
+
+	put_tag(w, field, WT_LEN);
+	at = w->n++;
+	fn(w, c, rec, 0);
+	if (w->buf)
+		w->buf[at] = (uint8_t)(w->n - at - 1);
+}
+
+/* rec: the (type, unit) string indices. */
+static void w_value_type(struct pbw *w, const struct wctx *c, const void *rec,
+			 size_t i)
+{
+	const int64_t *s = rec;
+
+	(void)i;
+	put_num(w, 1, str_ix(c, s[0]));
+	put_num(w, 2, str_ix(c, s[1]));
+}
+
+static void w_label(struct pbw *w, const struct wctx *c, const void *rec,
+		    size_t i)
+{
+	const uint64_t *lw = rec;
+
+	(void)i;
+	put_num(w, 1, str_ix(c, (int64_t)lw[0]));
+	put_num(w, 2, str_ix(c, (int64_t)lw[1]));
+	put_num(w, 3, lw[2]);
+	put_num(w, 4, str_ix(c, (int64_t)lw[3]));
+}
+
+static void w_sample(struct pbw *w, const struct wctx *c, const void *rec,
+		     size_t i)
+{
+	const uint64_t *r = rec, *lw = r + 2 + r[0];
+	const struct pprof *p = c->p;
+
+	put_packed(w, 1, r + 1, r[0]);
+	put_packed(w, 2, p->values + i * p->ntypes, p->ntypes);
+	for (size_t j = 0; j < sample_nlabels(r); j++, lw += LABEL_WORDS)
+		put_small_msg(w, 3, w_label, c, lw);
+}
+
+static void w_mapping(struct pbw *w, const struct wctx *c, const void *rec,
+		      size_t i)
+{
+	const struct pp_mapping *r = rec;
+	uint8_t info = i < c->p->map_info_cap ? c->p->map_info[i] : 0;
+
+	put_num(w, 1, i + 1);
+	put_num(w, 2, r->start);
+	put_num(w, 3, r->limit);
+	put_num(w, 4, r->offset);
+	put_num(w, 5, str_ix(c, (int64_t)r->filename));
+	put_num(w, 6, str_ix(c, (int64_t)r->build_id));
+	/* Named frames need no symbolizing again; a mapping with an
+	 * unnamed one says so, so that pprof, or a server that has the
+	 * binary, can name it by its address. */
+	put_num(w, 7, !c->unnamed[i]);
+	put_num(w, 8, !!(info & MAP_HAS_FILENAMES));
+	put_num(w, 9, !!(info & MAP_HAS_LINE_NUMBERS));
+	put_num(w, 10, !!(info & MAP_HAS_INLINE_FRAMES));
+}
+
+/* rec: a location's (function id, line) pair. */
+static void w_line(struct pbw *w, const struct wctx *c, const void *rec,
+		   size_t i)
+{
+	const uint64_t *ln = rec;
+
+	(void)c;
+	(void)i;
+	put_num(w, 1, ln[0]);
+	put_num(w, 2, ln[1]);
+}
+
+static void w_location(struct pbw *w, const struct wctx *c, const void *rec,
+		       size_t i)
+{
+	const uint64_t *r = rec;
+
+	put_num(w, 1, i + 1);
+	put_num(w, 2, r[0]);
+	put_num(w, 3, r[1]);
+	for (size_t j = 0; j < r[2]; j++)
+		put_small_msg(w, 4, w_line, c, r + LOC_HDR_WORDS + 2 * j);
+}
+
+static void w_function(struct pbw *w, const struct wctx *c, const void *rec,
+		       size_t i)
+{
+	const struct pp_function *r = rec;
+
+	put_num(w, 1, i + 1);
+	put_num(w, 2, str_ix(c, (int64_t)r->name));
+	put_num(w, 3, str_ix(c, (int64_t)r->system_name));
+	put_num(w, 4, str_ix(c, (int64_t)r->filename));
+}
+
+/* Every kept record of table t, as field field; sizes: NULL, or room for
+ * a length per record (put_msg). */
+static void put_table(struct pbw *w, unsigned int field, msg_fn fn,
+		      const struct wctx *c, const struct table *t,
+		      const uint8_t *set, uint32_t *sizes)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (keep(set, i))
+			put_msg(w, field, fn, c, t->recs[i], i,
+				sizes ? sizes + i : NULL);
+}
+
+static void put_profile(struct pbw *w, const struct wctx *c)
+{
+	const struct pprof *p = c->p;
+	const struct sel *sel = c->sel;
+	size_t nmap = p->mappings.n;
+
+	for (size_t i = 0; i < p->ntypes; i++)
+		put_small_msg(w, 1, w_value_type, c, p->type_strs + 2 * i);
+	put_table(w, 2, w_sample, c, &p->samples, sel->sample,
+		  c->sample_sizes);
+	if (c->first_map)
+		put_msg(w, 3, w_mapping, c, p->mappings.recs[c->first_map - 1],
+			c->first_map - 1, NULL);
+	for (size_t i = 0; i < nmap; i++)
+		if (keep(sel->map, i) && i + 1 != c->first_map)
+			put_msg(w, 3, w_mapping, c, p->mappings.recs[i], i,
+				NULL);
+	put_table(w, 4, w_location, c, &p->locations, sel->loc, NULL);
+	put_table(w, 5, w_function, c, &p->functions, sel->fn, NULL);
+	for (size_t i = 0; i < c->nstrs; i++)
+		put_bytes(w, 6, c->strs[i], strlen(c->strs[i]));
+	put_num(w, 9, (uint64_t)p->time_nanos);
+	put_num(w, 10, (uint64_t)p->duration_nanos);
+	put_small_msg(w, 11, w_value_type, c, p->period_type);
+	put_num(w, 12, (uint64_t)p->period);
+	put_packed(w, 13, c->comments, p->ncomments);
+}
+
+/* The index of string i in the file, given one at its first use. */
+static void use_str(struct wctx *c, int64_t i)
+{
+	if (i <= 0 || (uint64_t)i >= c->p->strs.n || c->remap[i])
+		return;
+	c->strs[c->nstrs] = c->p->strs.recs[i];
+	c->remap[i] = (int64_t)++c->nstrs;
+}
+
+/* A selection's file holds the strings its own records name, not the
+ * whole window's: one service's file carries no other service's function
+ * or file names, and encoding a window costs the size of each service's
+ * part, not the window's size times the services. They are numbered in
+ * the order of their first use in the file. */
+static void compact_strings(struct wctx *c)
+{
+	const struct pprof *p = c->p;
+	const struct sel *sel = c->sel;
+
+	c->strs[0] = "";
+	c->nstrs = 1;
+	for (size_t i = 0; i < 2 * p->ntypes; i++)
+		use_str(c, p->type_strs[i]);
+	use_str(c, p->period_type[0]);
+	use_str(c, p->period_type[1]);
+	for (size_t i = 0; i < p->samples.n; i++) {
+		const uint64_t *r = p->samples.recs[i], *lw = r + 2 + r[0];
+
+		if (!keep(sel->sample, i))
+			continue;
+		for (size_t j = 0; j < sample_nlabels(r); j++, lw += LABEL_WORDS) {
+			use_str(c, (int64_t)lw[0]);
+			use_str(c, (int64_t)lw[1]);
+			use_str(c, (int64_t)lw[3]);
+		}
+	}
+	for (size_t k = 0; k <= p->mappings.n; k++) {
+		/* in the file's order: the first mapping, then the rest */
+		size_t i = k ? k - 1 : c->first_map - 1;
+		const struct pp_mapping *m;
+
+		if ((!k && !c->first_map) || (k && (!keep(sel->map, i) ||
+						    k == c->first_map)))
+			continue;
+		m = p->mappings.recs[i];
+		use_str(c, (int64_t)m->filename);
+		use_str(c, (int64_t)m->build_id);
+	}
+	for (size_t i = 0; i < p->functions.n; i++) {
+		const struct pp_function *f = p->functions.recs[i];
+
+		if (!keep(sel->fn, i))
+			continue;
+		use_str(c, (int64_t)f->name);
+		use_str(c, (int64_t)f->system_name);
+		use_str(c, (int64_t)f->filename);
+	}
+	for (size_t i = 0; i < p->ncomments; i++) {
+		use_str(c, p->comments[i]);
+		c->own_comments[i] = (int64_t)str_ix(c, p->comments[i]);
+	}
+}
+
+/* The file's strings: all of them, or a selection's (compact_strings). */
+static int choose_strings(struct wctx *c, bool compact)
+{
+	const struct pprof *p = c->p;
+
+	c->strs = calloc(p->strs.n ? p->strs.n : 1, sizeof(*c->strs));
+	if (!c->strs)
+		return -ENOMEM;
+	if (!compact) {
+		for (size_t i = 0; i < p->strs.n; i++)
+			c->strs[i] = p->strs.recs[i];
+		c->nstrs = p->strs.n;
+		c->comments = p->comments;
+		return 0;
+	}
+	c->remap = calloc(p->strs.n ? p->strs.n : 1, sizeof(*c->remap));
+	c->own_comments = calloc(p->ncomments ? p->ncomments : 1,
+				 sizeof(*c->own_comments));
+	if (!c->remap || !c->own_comments)
+		return -ENOMEM;
+	c->comments = c->own_comments;
+	compact_strings(c);
 	return 0;
+}
+
+/* The profile's bytes, selection sel of it, into *out (malloc'd). */
+static int raw_profile(const struct pprof *p, const struct sel *sel, bool compact,
+		   uint8_t **out, size_t *len)
+{
+	struct wctx c = { .p = p, .sel = sel };
+	struct pbw w = { NULL, 0 };
+	int err = -ENOMEM;
+
+	c.unnamed = unnamed_mappings(p, sel);
+	c.sample_sizes = malloc((p->samples.n ? p->samples.n : 1) *
+				sizeof(*c.sample_sizes));
+	if (!c.unnamed || !c.sample_sizes)
+		goto cleanup;
+	err = busiest_exe(p, sel, &c.first_map);
+	if (!err)
+		err = choose_strings(&c, compact);
+	if (err)
+		goto cleanup;
+	put_profile(&w, &c);
+	err = -ENOMEM;
+	w.buf = malloc(w.n ? w.n : 1);
+	if (!w.buf)
+		goto cleanup;
+	*len = w.n;
+	w.n = 0;
+	put_profile(&w, &c);
+	*out = w.buf;
+	err = 0;
+cleanup:
+	free(c.unnamed);
+	free(c.strs);
+	free(c.remap);
+	free(c.own_comments);
+	free(c.sample_sizes);
+	return err;
 }
 
 static int encode(const struct pprof *p, const struct sel *sel, bool compact,
 		  uint8_t **out, size_t *len)
 {
-	Perftools__Profiles__Profile msg;
-	struct enc e;
 	uint8_t *raw = NULL;
 	size_t rawlen = 0;
-	int err;
+	int err = raw_profile(p, sel, compact, &raw, &rawlen);
 
-	memset(&e, 0, sizeof(e));
-	perftools__profiles__profile__init(&msg);
-	err = fill_types(p, &e, &msg);
 	if (!err)
-		err = fill_mappings(p, &e, &msg, sel);
-	if (!err)
-		err = main_mapping_first(p, sel, &msg);
-	if (!err)
-		err = fill_functions(p, &e, &msg, sel);
-	if (!err)
-		err = fill_locations(p, &e, &msg, sel);
-	if (!err)
-		err = fill_samples(p, &e, &msg, sel);
-	if (!err)
-		err = fill_strings(p, &e, &msg);
-	if (err)
-		goto cleanup;
-	msg.time_nanos = p->time_nanos;
-	msg.duration_nanos = p->duration_nanos;
-	msg.n_comment = p->ncomments;
-	msg.comment = p->comments;
-	if (compact)
-		err = compact_strings(p, &e, &msg);
-	if (err)
-		goto cleanup;
-
-	err = pack(&msg, &raw, &rawlen);
-	if (err)
-		goto cleanup;
-	err = gzip(raw, rawlen, out, len);
-cleanup:
+		err = gzip(raw, rawlen, out, len);
 	free(raw);
-	enc_free(&e);
 	if (err)
 		errno = -err;
 	return err;
