@@ -105,6 +105,7 @@ const struct resolved_sample *resolver__sample(struct resolver *r,
 {
 	const struct tp_sample *s = rs->s;
 	struct proc *p = NULL;
+	uint32_t grown;
 
 	memcpy(r->comm, s->comm, TP_COMM_LEN);
 	r->comm[TP_COMM_LEN] = '\0';
@@ -116,7 +117,12 @@ const struct resolved_sample *resolver__sample(struct resolver *r,
 		.pid = s->pid, .tid = s->tid, .cpu = s->cpu,
 		.time_ns = s->time_ns, .period = s->period, .locs = r->locs,
 		.lt = r->x.lt, .labels = r->labels };
+	grown = p ? p->maps_grown : 0;
 	r->out.nlocs = frames(r, p, rs);
+	/* Its maps read again found an address they lacked: the code of a
+	 * library it loaded since ran, which may define a context symbol. */
+	if (p && p->maps_grown != grown)
+		ctxwatch__maps_changed(r->x.cw, s->pid);
 	r->out.nlabels = labels(r, p, rs);
 	return &r->out;
 }

@@ -29,7 +29,16 @@
 #define MAX_RETRIES 10
 #define RECHECK_FIRST_NS (500 * MS)	/* no symbol: look again later... */
 #define RECHECK_STARTING_NS (50 * MS)	/* ...sooner while it starts... */
-#define RECHECK_MAX_NS (32000 * MS)	/* ...backing off up to this */
+/* ...later for a process this old when first looked at: it is no more
+ * likely to load a library now than at any other time... */
+#define RECHECK_OLD_NS (32000 * MS)
+/* ...backing off up to this. Reading every process's maps every half
+ * minute was a fifth of a 19 Hz agent's CPU; a library that maps later
+ * is looked for as soon as a sample runs code outside the maps known
+ * (ctxwatch__maps_changed), and this back-off only finds one whose code
+ * no sample has caught. */
+#define RECHECK_MAX_NS (256000 * MS)
+#define RECHECK_GROWN_NS (2000 * MS)	/* ...and within this of a map change */
 /* A recheck backed off this far may run up to half its back-off late: at
  * a wake-up that comes anyway (samples, a window end), or at one timer
  * for all those due meanwhile. On time, the rechecks of a host's hundreds
@@ -52,6 +61,7 @@ struct pctx {
 	uint64_t due_ns;	/* next discovery; 0 = none planned */
 	uint64_t slack_ns;	/* how much later than due_ns it may run */
 	uint64_t recheck_ns;	/* current back-off for processes without one */
+	uint64_t looked_ns;	/* the last discovery */
 	uint64_t started_ns;	/* its start or last exec (CLOCK_MONOTONIC);
 				   0 = unknown */
 	uint64_t found_ns;	/* when discovery first found something */
@@ -215,6 +225,17 @@ static bool starting(const struct pctx *p)
 	return p->started_ns && clock__mono_ns() - p->started_ns < YOUNG_NS;
 }
 
+/* The first back-off of a process without either symbol. */
+static uint64_t first_recheck(const struct pctx *p)
+{
+	if (starting(p))
+		return RECHECK_STARTING_NS;
+	if (p->started_ns &&
+	    clock__mono_ns() - p->started_ns >= RECHECK_OLD_NS)
+		return RECHECK_OLD_NS;
+	return RECHECK_FIRST_NS;
+}
+
 /* The first mapping that can hold the process context (tlsloc_maps_fn). */
 static void note_ctx_mapping(const struct procfs_map *m, void *arg)
 {
@@ -251,6 +272,7 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 
 	p->due_ns = 0;
 	p->slack_ns = 0;
+	p->looked_ns = clock__mono_ns();
 	memset(&p->otel, 0, sizeof(p->otel));
 	memset(&p->custom, 0, sizeof(p->custom));
 	/* Both symbols and the process context's mapping: one read of the
@@ -286,8 +308,7 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 	/* Not there (yet): a library with it may be dlopen()ed later. */
 	if (r1 != -ESRCH && r2 != -ESRCH) {
 		p->recheck_ns = p->recheck_ns ? p->recheck_ns * 2 :
-				starting(p) ? RECHECK_STARTING_NS :
-					      RECHECK_FIRST_NS;
+						first_recheck(p);
 		if (p->recheck_ns > RECHECK_MAX_NS)
 			p->recheck_ns = RECHECK_MAX_NS;
 		p->due_ns = clock__mono_ns() + p->recheck_ns;
@@ -325,6 +346,20 @@ void ctxwatch__on_sample(struct ctxwatch *t, uint32_t pid,
 		return;
 	p->started_ns = boot_to_mono(start_boot_ns);
 	discover(t, p);
+}
+
+void ctxwatch__maps_changed(struct ctxwatch *t, uint32_t pid)
+{
+	struct pctx *p = lookup(t, pid);
+	/* Not sooner than this after the last look: a JIT keeps mapping. */
+	uint64_t due = p ? p->looked_ns + RECHECK_GROWN_NS : 0;
+
+	if (!p || p->found || (p->due_ns && p->due_ns <= due))
+		return;
+	p->retries = 0;
+	p->recheck_ns = 0;
+	p->due_ns = due;
+	p->slack_ns = 0;
 }
 
 static struct pctx *schedule(struct ctxwatch *t, uint32_t pid,

@@ -67,14 +67,20 @@ struct ctxwatch *ctxwatch__new(ctxwatch_report_fn report, void *arg);
 void ctxwatch__free(struct ctxwatch *t);	/* accepts NULL */
 
 /* Lifecycle hints from the ring buffer. A sampled process without a
- * context is looked at again with growing delays (0.5 s doubling to 32 s;
- * from 50 ms in its first 3 s, when ld.so may not have mapped its
- * libraries yet), which finds libraries it dlopen()s later without hooking
- * the dynamic linker (a uprobe on ld.so breaks programs run under
- * valgrind). start_boot_ns: the sample's start_ns (0: unknown). */
+ * context is looked at again with growing delays (0.5 s doubling to
+ * 256 s; from 50 ms in its first 3 s, when ld.so may not have mapped its
+ * libraries yet; from 32 s for a process 32 s old or more), which finds
+ * libraries it dlopen()s later without hooking the dynamic linker (a
+ * uprobe on ld.so breaks programs run under valgrind).
+ * start_boot_ns: the sample's start_ns (0: unknown). */
 void ctxwatch__on_sample(struct ctxwatch *t, uint32_t pid,
 			 uint64_t start_boot_ns);
 void ctxwatch__on_exec(struct ctxwatch *t, uint32_t pid);
+/* The process mapped more since its maps were read (a sample ran code
+ * outside them: a library it dlopen()ed, say): one without a context is
+ * looked at again 2 s after its last look, or at once if that is past,
+ * and its back-off starts over. */
+void ctxwatch__maps_changed(struct ctxwatch *t, uint32_t pid);
 void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid);
 
 /* Runs the discoveries that are due; call every ~100 ms. Returns the

@@ -437,6 +437,8 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 	m = proctable__map_at(p, addr);
 	/* Found: the process did map more; not found: back off. */
 	p->reload_ns = m ? RELOAD_MIN_NS : reload_interval(p) * 2;
+	if (m)
+		p->maps_grown++;
 	if (p->reload_ns > RELOAD_MAX_NS)
 		p->reload_ns = RELOAD_MAX_NS;
 	return m;

@@ -56,6 +56,8 @@ struct proc {
 	uint64_t loaded_ns;	/* when maps were last read */
 	uint64_t reload_ns;	/* how long after that an unmapped address
 				 * may read them again (proctable.c) */
+	uint32_t maps_grown;	/* re-reads that found the address they were
+				 * for: the process mapped more */
 	uint64_t maps_ver;	/* changes with every read of the maps, and
 				 * is never reused by another process: an
 				 * address means the same while it holds */

@@ -118,6 +118,34 @@ static void test_recheck_far_waits(void)
 	CHECK(ms[3] >= 5950 && ms[3] <= 6001);
 }
 
+/* A process already old when first looked at is no likelier to load a
+ * library now than later: its first recheck is 32 s away, not 0.5 s (every
+ * process of a host, read at an agent's start and seven times more in its
+ * first minute). A sample that finds the process mapped more brings the
+ * look forward to 2 s after the last one, and restarts the back-off. */
+static void test_recheck_old_late_unless_mapped(void)
+{
+	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
+	struct ctxwatch *t = new_ctx();
+	pid_t pid = check_start_sleeper();
+	int ms_old, ms_grown, ms_unknown;
+
+	CHECK(t && pid > 0);
+	ctxwatch__on_sample(t, pid, boot - 60000000000ull);
+	ms_old = ctxwatch__tick(t);
+	ctxwatch__maps_changed(t, pid);
+	ms_grown = ctxwatch__tick(t);
+	ctxwatch__maps_changed(t, 1);	/* never sampled: nothing to do */
+	ms_unknown = ctxwatch__tick(t);
+	ctxwatch__free(t);
+	check_stop_child(pid);
+	fprintf(stderr, "  next look: %d ms started 60 s ago, %d ms after its maps grew, %d ms after another pid's did\n",
+		ms_old, ms_grown, ms_unknown);
+	CHECK(ms_old >= 47950 && ms_old <= 48001);	/* 32 s, up to half late */
+	CHECK(ms_grown >= 1950 && ms_grown <= 2001);
+	CHECK(ms_unknown <= ms_grown);
+}
+
 /* ---- a process whose key map grows ---- */
 
 struct writer {
@@ -281,6 +309,7 @@ int main(void)
 	RUN(test_recheck_soon_while_starting);
 	RUN(test_recheck_soon_after_exec);
 	RUN(test_recheck_far_waits);
+	RUN(test_recheck_old_late_unless_mapped);
 	RUN(test_key_published_after_read);
 	RUN(test_stale_sample_not_reread);
 	CHECK_EXIT();
