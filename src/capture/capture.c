@@ -213,8 +213,13 @@ static struct sampler *start_sampler(struct capture *c, char *err,
 	so.unwind_mode = c->o.unwind;
 	so.stack_bytes = c->o.stack_bytes;
 	/* A reader that sleeps for a tick needs slack beyond it; the
-	 * agent's sleeps longer while its processes run on. */
-	so.ring_seconds = c->o.tick_ms ? 4 : 1;
+	 * agent's sleeps longer while its processes run on: twice that long,
+	 * so that a quarter of the ring (which wakes it) fills in about as
+	 * long as the settled wait, records being about half the size the
+	 * ring is sized for (src/kernel/sampler.c). */
+	so.ring_seconds = !c->o.tick_ms ? 1 :
+			  c->o.settled_wait_ms > 2000 ?
+			  2 * c->o.settled_wait_ms / 1000 : 4;
 	so.settled_wait_ms = c->o.settled_wait_ms;
 	/* Parts of the BPF side that tests and benchmarks switch off, to
 	 * compare: TAGPROF_STACK_IDS=0 sends every stack whole,

@@ -160,13 +160,14 @@ phase() {
 			for (i = 2; i <= NF; i++) {
 				if ($i == "reading") { r += $(i - 2); s += $(i + 1) }
 				if ($i == "discovering,") t += $(i - 2)
-				if ($i == "waits") { w += $(i - 4); k += $(i - 1) }
+				if ($i == "waits" || $i == "waits;") { w += $(i - 4); k += $(i - 1) }
+				if ($i == "all") a += $(i - 3)
 			}
 			n++
 		}
 		END {
-			if (n) printf "%-6s agent per window: %.2f ms reading %d samples (%.1f us each), %.2f ms discovering, %.2f ms in %d waits (%.1f us each)\n",
-				name, r / n, s / n, (s ? r * 1e3 / s : 0), t / n, w / n, k / n, (k ? w * 1e3 / k : 0)
+			if (n) printf "%-6s agent per window: %.2f ms reading %d samples (%.1f us each), %.2f ms discovering, %.2f ms in %d waits (%.1f us each); %.2f ms in all with the window work\n",
+				name, r / n, s / n, (s ? r * 1e3 / s : 0), t / n, w / n, k / n, (k ? w * 1e3 / k : 0), a / n
 		}' "$TMP/agent-$name.err"
 	awk -v name="$name" -v hz="$hz" -v t0="$t0" -v t1="$t1" -v a="$((a1 - a0))" \
 	    -v p="$((p1 - p0))" -v w="$((w1 - w0))" -v q="$((q1 - q0))" \
