@@ -64,18 +64,23 @@ static void test_recheck_soon_while_starting(void)
 	CHECK(ms_unknown >= 450 && ms_unknown <= 501);
 }
 
+/* Shows t process pid, started age_ns ago; returns when t looks next. */
+static int first_look(struct ctxwatch *t, pid_t pid, uint64_t age_ns)
+{
+	ctxwatch__on_sample(t, pid, clock_ns(CLOCK_BOOTTIME) - age_ns);
+	return ctxwatch__tick(t);
+}
+
 /* An exec starts the image anew: a discovery that finds nothing after it
  * is followed by another ~50 ms later, whatever the process's age. */
 static void test_recheck_soon_after_exec(void)
 {
-	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
 	struct ctxwatch *t = new_ctx();
 	pid_t pid = check_start_sleeper();
 	int ms_before, ms_exec, ms_after;
 
 	CHECK(t && pid > 0);
-	ctxwatch__on_sample(t, pid, boot - 10000000000ull);
-	ms_before = ctxwatch__tick(t);
+	ms_before = first_look(t, pid, 10000000000ull);
 	ctxwatch__on_exec(t, pid);
 	ms_exec = ctxwatch__tick(t);
 	usleep((ms_exec + 5) * 1000);
@@ -125,14 +130,12 @@ static void test_recheck_far_waits(void)
  * look forward to 2 s after the last one, and restarts the back-off. */
 static void test_recheck_old_late_unless_mapped(void)
 {
-	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
 	struct ctxwatch *t = new_ctx();
 	pid_t pid = check_start_sleeper();
 	int ms_old, ms_grown, ms_unknown;
 
 	CHECK(t && pid > 0);
-	ctxwatch__on_sample(t, pid, boot - 60000000000ull);
-	ms_old = ctxwatch__tick(t);
+	ms_old = first_look(t, pid, 60000000000ull);
 	ctxwatch__maps_changed(t, pid);
 	ms_grown = ctxwatch__tick(t);
 	ctxwatch__maps_changed(t, 1);	/* never sampled: nothing to do */
