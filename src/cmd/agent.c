@@ -553,11 +553,10 @@ static void end_window(struct agent *a)
 	pprof__free(pp);
 	capture__sweep(a->cap);
 	trim_heap();
-	/* What a window costs beyond its samples, and what they cost
-	 * (tests/bench/agent_overhead.sh reads both lines). */
-	/* ... and all of the loop's CPU since the last window end: what
-	 * these parts leave out is the loop itself (the heap checks, the
-	 * signals). */
+	/* What a window costs beyond its samples, what they cost, and all
+	 * of the loop's CPU since the last window end, which the parts leave
+	 * out only the loop itself of (heap checks, signals):
+	 * tests/bench/agent_overhead.sh reads both lines. */
 	if (a->cfg.verbose) {
 		uint64_t now = clock__ns(CLOCK_THREAD_CPUTIME_ID);
 
