@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -1107,6 +1108,18 @@ static void w_function(struct pbw *w, const struct wctx *c, const void *rec,
 	put_num(w, 4, str_ix(c, (int64_t)r->filename));
 }
 
+/* The mappings in the file's order, for k from 0 to mappings.n: slot 0
+ * holds the first mapping, slot k > 0 mapping k - 1 unless it is not
+ * kept or is the first. Returns the mapping's index, or -1 for none. */
+static ptrdiff_t mapping_in_file(const struct wctx *c, size_t k)
+{
+	if (!k)
+		return c->first_map ? (ptrdiff_t)c->first_map - 1 : -1;
+	if (!keep(c->sel->map, k - 1) || k == c->first_map)
+		return -1;
+	return (ptrdiff_t)k - 1;
+}
+
 /* Every kept record of table t, as field field; sizes: NULL, or room for
  * a length per record (put_msg). */
 static void put_table(struct pbw *w, unsigned int field, msg_fn fn,
@@ -1129,13 +1142,13 @@ static void put_profile(struct pbw *w, const struct wctx *c)
 		put_small_msg(w, 1, w_value_type, c, p->type_strs + 2 * i);
 	put_table(w, 2, w_sample, c, &p->samples, sel->sample,
 		  c->sample_sizes);
-	if (c->first_map)
-		put_msg(w, 3, w_mapping, c, p->mappings.recs[c->first_map - 1],
-			c->first_map - 1, NULL);
-	for (size_t i = 0; i < nmap; i++)
-		if (keep(sel->map, i) && i + 1 != c->first_map)
-			put_msg(w, 3, w_mapping, c, p->mappings.recs[i], i,
-				NULL);
+	for (size_t k = 0; k <= nmap; k++) {
+		ptrdiff_t i = mapping_in_file(c, k);
+
+		if (i >= 0)
+			put_msg(w, 3, w_mapping, c, p->mappings.recs[i],
+				(size_t)i, NULL);
+	}
 	put_table(w, 4, w_location, c, &p->locations, sel->loc, NULL);
 	put_table(w, 5, w_function, c, &p->functions, sel->fn, NULL);
 	for (size_t i = 0; i < c->nstrs; i++)
@@ -1184,12 +1197,10 @@ static void compact_strings(struct wctx *c)
 		}
 	}
 	for (size_t k = 0; k <= p->mappings.n; k++) {
-		/* in the file's order: the first mapping, then the rest */
-		size_t i = k ? k - 1 : c->first_map - 1;
+		ptrdiff_t i = mapping_in_file(c, k);
 		const struct pp_mapping *m;
 
-		if ((!k && !c->first_map) || (k && (!keep(sel->map, i) ||
-						    k == c->first_map)))
+		if (i < 0)
 			continue;
 		m = p->mappings.recs[i];
 		use_str(c, (int64_t)m->filename);
@@ -1236,8 +1247,8 @@ static int choose_strings(struct wctx *c, bool compact)
 }
 
 /* The profile's bytes, selection sel of it, into *out (malloc'd). */
-static int raw_profile(const struct pprof *p, const struct sel *sel, bool compact,
-		   uint8_t **out, size_t *len)
+static int raw_profile(const struct pprof *p, const struct sel *sel,
+		       bool compact, uint8_t **out, size_t *len)
 {
 	struct wctx c = { .p = p, .sel = sel };
 	struct pbw w = { NULL, 0 };
