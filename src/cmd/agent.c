@@ -417,8 +417,8 @@ static void write_files(struct agent *a, struct pending *fresh,
 
 /* The wall clock's second, read as ms_until reads it. time() reads the
  * coarse clock, which lags by up to a tick: beside ms_until's, the loop
- * polled with a zero timeout hundreds of times in that tick before a
- * window's end, until time() caught up. */
+ * polled with a zero timeout tens of times (40 traced) in that tick
+ * before a window's end, until time() caught up. */
 static time_t now_s(void)
 {
 	return (time_t)(clock__ns(CLOCK_REALTIME) / 1000000000);
@@ -554,8 +554,8 @@ static void end_window(struct agent *a)
 	capture__sweep(a->cap);
 	trim_heap();
 	/* What a window costs beyond its samples, what they cost, and all
-	 * of the loop's CPU since the last window end, which the parts leave
-	 * out only the loop itself of (heap checks, signals):
+	 * of the loop's CPU since the last window end: the parts leave out
+	 * only the loop itself (heap checks, signals).
 	 * tests/bench/agent_overhead.sh reads both lines. */
 	if (a->cfg.verbose) {
 		uint64_t now = clock__ns(CLOCK_THREAD_CPUTIME_ID);
@@ -667,18 +667,22 @@ static int run(struct agent *a)
 	time_t next = window_end(now_s(), a->cfg.window_s), checked = 0;
 
 	while (!stop_requested) {
+		time_t now;
+
 		capture__poll(a->cap, ms_until(next), signals__wake_fd());
 		signals__drain();
-		if (now_s() != checked) {	/* the heap, once a second */
-			checked = now_s();
+		now = now_s();
+		if (now != checked) {	/* the heap, once a second */
+			checked = now;
 			check_memory(a);
 		}
 		if (reload_requested) {
 			reload_requested = 0;
 			reload(a);
-			next = window_end(now_s(), a->cfg.window_s);
+			now = now_s();
+			next = window_end(now, a->cfg.window_s);
 		}
-		if (now_s() >= next) {
+		if (now >= next) {
 			end_window_on_time(a, next);
 			next = window_end(now_s(), a->cfg.window_s);
 		}
