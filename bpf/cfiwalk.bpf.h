@@ -149,27 +149,33 @@ static __always_inline int cfi_map_of(const struct tp_cfi_proc *p, __u64 pc,
 	return b.lo;
 }
 
-/* The row in force at rel (an offset from the table's base) in table bin;
- * a NONE row where the table has none. */
-static __always_inline struct tp_cfi_row cfi_row_at(__u32 bin, __u64 rel)
+/* The rule in force at rel (an offset from the table's base) in table
+ * bin: a row's kind, bp and cfa packed as cfi_row_at unpacks them; a NONE
+ * rule where the table has none. Global (collect.bpf.h says why). */
+__noinline int cfi_rule_at(__u32 bin, __u64 rel)
 {
-	struct tp_cfi_row none = { .kind = TP_CFI_NONE }, *r;
-	struct tp_cfi_bin *tb = bpf_map_lookup_elem(&cfi_bins, &bin);
+	struct tp_cfi_bin *tb;
 	struct bsearch b = { .key = rel };
+	struct tp_cfi_row *r;
 	__u32 k;
 	__u64 *at;
 
+	/* Checked even where nothing calls it: without bpf_loop, the walk
+	 * is not loaded, but this is still checked on its own. */
+	if (!loop_helper)
+		return TP_CFI_NONE;
+	tb = bpf_map_lookup_elem(&cfi_bins, &bin);
 	if (!tb || (rel >> 12) >= tb->npages)
-		return none;
+		return TP_CFI_NONE;
 	k = tb->page + (__u32)(rel >> 12);
 	at = bpf_map_lookup_elem(&cfi_pages, &k);
 	if (!at)
-		return none;
+		return TP_CFI_NONE;
 	b.lo = *at;
 	k++;
 	at = bpf_map_lookup_elem(&cfi_pages, &k);
 	if (!at)
-		return none;
+		return TP_CFI_NONE;
 	/* the row in force at the next page's start may begin in this one */
 	b.hi = *at + 1;
 	if (b.hi > tb->nrows)
@@ -179,8 +185,18 @@ static __always_inline struct tp_cfi_row cfi_row_at(__u32 bin, __u64 rel)
 	k = tb->row + b.lo;
 	r = bpf_map_lookup_elem(&cfi_rows, &k);
 	if (b.failed || !r || r->pc > rel || b.lo >= tb->nrows)
-		return none;
-	return *r;
+		return TP_CFI_NONE;
+	return r->kind | (__u8)r->bp << 8 | (__u32)r->cfa << 16;
+}
+
+/* The row in force at rel in table bin, its pc left out. */
+static __always_inline struct tp_cfi_row cfi_row_at(__u32 bin, __u64 rel)
+{
+	__u32 rule = cfi_rule_at(bin, rel);
+	struct tp_cfi_row row = { .kind = rule & 0xff, .bp = (__s8)(rule >> 8),
+				  .cfa = rule >> 16 };
+
+	return row;
 }
 
 /* One frame: records pc, then finds its caller's pc, sp and rbp by the

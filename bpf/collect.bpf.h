@@ -3,7 +3,18 @@
  * has fired, whatever fired it. An entry program is one line that names
  * its origin; what differs by origin (where the registers and the period
  * come from) is read through the origin here, so a new kind of sample is a
- * new origin and a thin program, not another branch in an existing one. */
+ * new origin and a thin program, not another branch in an existing one.
+ *
+ * Loading it is most of `record`'s start-up: the verifier checks each
+ * instruction once for every distinct state that reaches it. Parts that
+ * many paths reach are global functions here (sample_context,
+ * sample_copy_ustack; cfi_rule_at in cfiwalk.bpf.h): a global function is
+ * checked once, for any arguments of its types, and its callers only
+ * against those types, and what it returns is an unknown the caller
+ * bounds. They take the perf_event context and scalars only, since global
+ * functions take pointers to memory from 5.12 on and the README's kernels
+ * start at 5.8, and find this CPU's scratch themselves. That halved the
+ * instructions checked at every load, 15,083 to 8,499. */
 #ifndef TAGPROF_COLLECT_BPF_H
 #define TAGPROF_COLLECT_BPF_H
 
@@ -141,7 +152,7 @@ static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
 
 	/* `auto` marked the process for CFI and its tables are loaded (for
 	 * this process, not an earlier one of its pid). */
-	if (unwind_mode == TP_UNWIND_AUTO && fp_walk && cfg &&
+	if (unwind_mode == TP_UNWIND_AUTO && fp_walk &&
 	    cfg->unwind == TP_PROC_UNWIND_CFI && no_uretprobe(task)) {
 		p = bpf_map_lookup_elem(&cfi_procs, &hdr->pid);
 		w = bpf_map_lookup_elem(&fpwin_map, &zero);
@@ -200,7 +211,7 @@ static __always_inline __u32 kernel_frames(void *ctx,
 
 /* Whether this sample copies the user stack (enum tp_ustack_flags, and
  * COPY_YOUNG_PROBE). walked: the user walk's flags. */
-static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
+static __always_inline __u32 copy_wanted(__u32 unwind,
 					 __u64 start_ns, __u32 walked)
 {
 	__u32 every, young = 0, r;
@@ -209,14 +220,14 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 		return TP_USTACK_REGS;
 	if (unwind_mode != TP_UNWIND_AUTO)
 		return 0;
-	if (cfg && (cfg->unwind == TP_PROC_UNWIND_COPY ||
-		    (cfg->unwind == TP_PROC_UNWIND_CFI && cfi_check_all)))
+	if (unwind == TP_PROC_UNWIND_COPY ||
+	    (unwind == TP_PROC_UNWIND_CFI && cfi_check_all))
 		return TP_USTACK_REGS;
 	/* The draw comes first: a clock read costs about as much as the rest
 	 * of this function here (tens of ns), and the process's age matters
 	 * only to a draw that would probe at one of the two rates. */
 	r = bpf_get_prandom_u32();
-	if (cfg && cfg->unwind == TP_PROC_UNWIND_CFI) {
+	if (unwind == TP_PROC_UNWIND_CFI) {
 		every = TP_PROBE_EVERY_CFI;
 	} else if (probe_every_young && r % probe_every_young &&
 		   r % TP_PROBE_EVERY) {
@@ -232,66 +243,99 @@ static __always_inline __u32 copy_wanted(const struct tp_proc_cfg *cfg,
 	return r % every == 0 ? TP_USTACK_REGS | TP_USTACK_PROBE | young : 0;
 }
 
-/* After the frames at tail: the user registers and stack copy, when this
- * sample takes one; and always the word at the user stack pointer, unless
- * the walk took it from its window already. Returns the bytes added to the
- * record. */
-static __always_inline __u32 user_extras(bpf_user_pt_regs_t *regs,
-					 struct tp_stats *st,
-					 const struct tp_proc_cfg *cfg,
-					 struct scratch *s, __u64 *tail)
+/* The user registers and stack copy of the sample in this CPU's scratch,
+ * after its frames (copy: copy_wanted's flags; want: the bytes to copy).
+ * Returns the bytes added to the record. */
+__noinline int sample_copy_ustack(struct bpf_perf_event_data *ctx, __u32 copy,
+				  __u64 want)
 {
 #if HAVE_USTACK
-	struct tp_uregs *r = (struct tp_uregs *)tail;
-	__u32 copy = copy_wanted(cfg, s->hdr.start_ns, s->hdr.ustack_flags);
-	__u32 len;
-	__u64 sp;
+	__u32 zero = 0, nu, nk, pad, kslot, len;
+	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
+	struct tp_stats *st = cpu_stats();
+	struct tp_uregs *r;
 	bool is_short;
 
-	if (copy) {
-		if (!read_uregs(regs, r)) {
-			stat_inc(st, ustack_failed);
-			return 0;
-		}
-		/* A probe asks only whether CFI finds frames the chain
-		 * lacks, or checks the kernel's walk: the top of the stack
-		 * answers, at a quarter of the bytes. */
-		len = read_ustack(r->sp, (__u8 *)(r + 1),
-				  copy & TP_USTACK_PROBE &&
-						  stack_bytes > TP_PROBE_BYTES ?
-					  TP_PROBE_BYTES : stack_bytes,
-				  &is_short);
-		if (len >= sizeof(__u64)) {
-			s->hdr.sp_word = *(__u64 *)(r + 1);
-			/* a CFI walk's flags stay: the copy checks it,
-			 * or completes it */
-			s->hdr.ustack_flags = (s->hdr.ustack_flags &
-					       (TP_USTACK_CFI |
-						TP_USTACK_LATER)) |
-					      TP_USTACK_SP_WORD |
-					      (copy & ~COPY_YOUNG_PROBE) |
-					      (is_short ? TP_USTACK_SHORT : 0);
-			s->wake_soon = copy & COPY_YOUNG_PROBE;
-			s->hdr.stack_size = len;
-			stat_inc(st, ustack_copied);
-			if (copy & TP_USTACK_PROBE)
-				stat_inc(st, ustack_probes);
-			if (is_short)
-				stat_inc(st, ustack_short);
-			return sizeof(*r) + len;
-		}
+	/* Arguments come unknown in all 64 bits: bound want as a u64. */
+	if (!s || !st || want > TP_STACK_MAX)
+		return 0;
+	nu = s->hdr.user_depth;
+	nk = s->hdr.kern_depth;
+	pad = (s->hdr.ctx_size + 7) & ~7u;
+	if (nu > TP_MAX_FRAMES || nk > TP_MAX_FRAMES || pad > TP_CTX_SPACE)
+		return 0;
+	kslot = stack_ids && nk ? 1 : 0;
+	r = (struct tp_uregs *)((__u64 *)(s->ctx + pad) + nu + kslot + nk);
+	if (!read_uregs(&ctx->regs, r)) {
 		stat_inc(st, ustack_failed);
 		return 0;
 	}
+	len = read_ustack(r->sp, (__u8 *)(r + 1), want, &is_short);
+	if (len < sizeof(__u64)) {
+		stat_inc(st, ustack_failed);
+		return 0;
+	}
+	s->hdr.sp_word = *(__u64 *)(r + 1);
+	/* a CFI walk's flags stay: the copy checks it, or completes it */
+	s->hdr.ustack_flags = (s->hdr.ustack_flags &
+			       (TP_USTACK_CFI | TP_USTACK_LATER)) |
+			      TP_USTACK_SP_WORD | (copy & ~COPY_YOUNG_PROBE) |
+			      (is_short ? TP_USTACK_SHORT : 0);
+	s->wake_soon = copy & COPY_YOUNG_PROBE;
+	s->hdr.stack_size = len;
+	stat_inc(st, ustack_copied);
+	if (copy & TP_USTACK_PROBE)
+		stat_inc(st, ustack_probes);
+	if (is_short)
+		stat_inc(st, ustack_short);
+	return sizeof(*r) + len;
+#else
+	return 0;
+#endif
+}
+
+/* After the frames: the user registers and stack copy, when this sample
+ * takes one; and always the word at the user stack pointer, unless the
+ * walk took it from its window already. Returns the bytes added to the
+ * record. */
+static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
+					 __u32 unwind, struct scratch *s)
+{
+#if HAVE_USTACK
+	__u32 copy = copy_wanted(unwind, s->hdr.start_ns, s->hdr.ustack_flags);
+	__u64 sp;
+
+	/* A probe asks only whether CFI finds frames the chain lacks, or
+	 * checks the kernel's walk: the top of the stack answers, at a
+	 * quarter of the bytes. */
+	if (copy)
+		return sample_copy_ustack(ctx, copy,
+					  copy & TP_USTACK_PROBE &&
+					  stack_bytes > TP_PROBE_BYTES ?
+					  TP_PROBE_BYTES : stack_bytes);
 	/* A CFI walk has no leaf to repair: its flag stays, no word read. */
 	if (s->hdr.ustack_flags & (TP_USTACK_SP_WORD | TP_USTACK_CFI))
 		return 0;
-	sp = read_usp(regs);
+	sp = read_usp(&ctx->regs);
 	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
 				       (void *)sp))
 		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
 #endif
 	return 0;
+}
+
+/* The context (context.bpf.h) of the sample in this CPU's scratch, by the
+ * copy of its process's settings there. False when --label drops it. */
+__noinline int sample_context(void)
+{
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
+	struct tp_stats *st = cpu_stats();
+
+	if (!s || !st)
+		return 0;
+	return read_context(st, (struct task_struct *)bpf_get_current_task(),
+			    &s->cfg, &s->hdr, s->ctx, filter_label);
 }
 
 /* Turns one sample of the current thread into a record: filters, tag,
@@ -325,12 +369,21 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	/* bpf_get_current_task, not _btf (5.11+): the README's kernels. */
 	task = (struct task_struct *)bpf_get_current_task();
 	has_mm = BPF_CORE_READ(task, mm) != NULL;
+	/* A copy, zeroed for a process without settings: the settings are
+	 * then one pointer on every path. A pointer that is NULL on some
+	 * paths and a map value on others made the verifier check all that
+	 * follows twice. */
 	cfg = bpf_map_lookup_elem(&proc_cfg, &pid);
+	if (cfg)
+		s->cfg = *cfg;
+	else
+		__builtin_memset(&s->cfg, 0, sizeof(s->cfg));
+	cfg = &s->cfg;
 	/* Tag and context first: --tag and --label drop a sample before the
 	 * stack walks. Only a process that declared tags gets them read. */
 	s->hdr.tag = 0;
 	s->hdr.tag_valid = 0;
-	if (cfg && cfg->tag_reg && has_mm) {
+	if (cfg->tag_reg && has_mm) {
 		if (read_tag(regs, cfg->tag_reg, &s->hdr.tag)) {
 			s->hdr.tag_valid = 1;
 			stat_inc(st, tag_read);
@@ -344,7 +397,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 		stat_inc(st, tag_filtered);
 		return 0;
 	}
-	if (!read_context(st, task, cfg, &s->hdr, s->ctx, filter_label)) {
+	if (!sample_context()) {
 		stat_inc(st, label_filtered);
 		return 0;
 	}
@@ -392,7 +445,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	s->hdr.stack_size = 0;
 	s->wake_soon = 0;
 	if (HAVE_USTACK && has_mm)
-		extra = user_extras(regs, st, cfg, s, &frames[nu + kslot + nk]);
+		extra = user_extras(ctx, cfg->unwind, s);
 	STAGE_END(STAGE_EXTRAS);
 	s->hdr.stack_kind = TP_STACK_FRAMES;
 	s->hdr.kstack_kind = TP_STACK_FRAMES;

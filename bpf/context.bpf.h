@@ -256,7 +256,7 @@ static __always_inline bool read_context(struct tp_stats *st,
 
 	hdr->ctx_kind = TP_CTX_NONE;
 	hdr->ctx_size = 0;
-	if (!cfg)
+	if (cfg->otel.kind == TP_TLS_NONE && cfg->custom.kind == TP_TLS_NONE)
 		return !filter;
 	tp = thread_pointer(task);
 	ret = read_ctx_pointer(&cfg->otel, tp, &ptr);

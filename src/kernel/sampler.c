@@ -319,6 +319,9 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	}
 	s->skel->rodata->filter_pids = o->pids != NULL;
 	s->skel->rodata->follow_children = o->follow_children;
+	/* Attaching a tracepoint patches kernel text on every CPU: the fork
+	 * one only where it does something. */
+	bpf_program__set_autoload(s->skel->progs.on_fork, o->follow_children);
 	s->skel->rodata->filter_cgroup = o->cgroup != NULL;
 	s->skel->rodata->include_idle = o->include_idle;
 	s->skel->rodata->filter_label = o->filter_label;
