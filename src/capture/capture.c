@@ -71,6 +71,7 @@ static struct pprofwin *new_pprofwin(const struct capture *c)
 		.sample_unit = c->o.event.sample_unit,
 		.period = c->o.period,
 		.service_label = c->o.service_label,
+		.timeline = c->o.timeline,
 	};
 
 	if (!po.period && c->o.event.software_clock && c->o.freq)
@@ -450,6 +451,7 @@ struct pprof *capture__take(struct capture *c)
 	comments__window(&in, add_comment, pprofwin__pprof(c->pw));
 	close_window(c, &(struct window_end){
 		.start_real_ns = c->win_real_ns,
+		.start_mono_ns = c->win_mono_ns,
 		.duration_ns = now - c->win_mono_ns,
 		.samples = c->win.samples, .value = c->win_value,
 		.dropped = c->win.dropped, .lost = sum.lost,

@@ -41,6 +41,7 @@ struct capture_opts {
 	bool idle;
 	struct proccfg_filters filters;
 	bool service_label;		/* label samples with "service" */
+	bool timeline;			/* per-sample pprofs (pprofwin.h) */
 	int unwind;			/* enum tp_unwind_mode */
 	uint32_t stack_bytes;		/* per stack copy; 0: the default */
 	uint64_t max_memory;		/* the agent's bound, which the caches'

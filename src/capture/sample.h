@@ -36,6 +36,7 @@ struct resolved_sample {
 /* A window that ends: when it was and what it could not resolve. */
 struct window_end {
 	int64_t start_real_ns;		/* wall clock at its start */
+	uint64_t start_mono_ns;		/* CLOCK_MONOTONIC then */
 	uint64_t duration_ns;
 	uint64_t samples;		/* resolved and handed on */
 	uint64_t value;			/* the sum of their periods */

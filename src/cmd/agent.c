@@ -109,7 +109,7 @@ void agent_usage(FILE *out)
 "                     [-F HZ] [-e EVENT] [--push-url URL] [--push-auth-file FILE]\n"
 "                     [--retain-files N] [--retain-bytes SIZE] [--max-memory SIZE]\n"
 "                     [--no-demangle] [--unwind fp|dwarf|auto] [--stack-bytes N]\n"
-"                     [--debuginfod-urls URLS] [-v] [--check-config]\n"
+"                     [--debuginfod-urls URLS] [--timeline] [-v] [--check-config]\n"
 "\n"
 "Profiles the whole system continuously. Every window it writes one pprof per\n"
 "service (the process context's service.name, else the executable's name) to\n"
@@ -140,6 +140,8 @@ void agent_usage(FILE *out)
 "  --debuginfod-urls URLS debuginfod servers to fetch missing debug files\n"
 "                        from, space-separated (default: $DEBUGINFOD_URLS;\n"
 "                        none: no fetching)\n"
+"  --timeline            per-sample windows, as record -T writes them (config:\n"
+"                        timeline = true); bigger files\n"
 "  -v, --verbose         a line per window; more with -vv\n"
 "  --check-config        print the settings that would be used, and exit\n"
 "  -h, --help            this help\n", DEFAULT_CONFIG);
@@ -164,6 +166,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 		{ "unwind", required_argument, NULL, 'W' },
 		{ "stack-bytes", required_argument, NULL, 'S' },
 		{ "debuginfod-urls", required_argument, NULL, 'U' },
+		{ "timeline", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -203,7 +206,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			}
 			a->flags[a->nflags++] = (struct flag){
 				c == 'F' ? "freq" : c == 'e' ? "event" :
-				longopts[idx].name, optarg };
+				longopts[idx].name, optarg ? optarg : "true" };
 		}
 	}
 	if (optind < argc) {
@@ -260,14 +263,16 @@ static void print_config(const struct agent_config *c)
 	       "\nevent = %s\npush-url = %s\npush-auth-file = %s\n"
 	       "retain-files = %" PRIu64 "\nretain-bytes = %" PRIu64
 	       "\nmax-memory = %" PRIu64 "\nverbose = %d\nunwind = %s\n"
-	       "stack-bytes = %u\ndebuginfod-urls = %s\n", c->output_dir,
+	       "stack-bytes = %u\ndebuginfod-urls = %s\ntimeline = %s\n",
+	       c->output_dir,
 	       c->window_s, c->freq, c->event,
 	       c->push_url ? c->push_url : "none",
 	       c->push_auth_file ? c->push_auth_file : "none", c->retain_files,
 	       c->retain_bytes, c->max_memory, c->verbose,
 	       unwind_mode__name(c->unwind), c->stack_bytes,
 	       !c->debuginfod_urls ? "(DEBUGINFOD_URLS)" :
-	       *c->debuginfod_urls ? c->debuginfod_urls : "none");
+	       *c->debuginfod_urls ? c->debuginfod_urls : "none",
+	       c->timeline ? "true" : "false");
 }
 
 static int choose_event(struct agent *a)
@@ -293,6 +298,7 @@ static int start_capture(struct agent *a)
 	co.service_label = true;
 	co.unwind = a->cfg.unwind;
 	co.stack_bytes = a->cfg.stack_bytes;
+	co.timeline = a->cfg.timeline;
 	co.max_memory = a->cfg.max_memory;
 	co.debuginfod_urls = a->cfg.debuginfod_urls;
 	co.tick_ms = TICK_MS;
@@ -613,6 +619,7 @@ static void reload(struct agent *a)
 		   strcmp(fresh.event, a->cfg.event) ||
 		   fresh.unwind != a->cfg.unwind ||
 		   fresh.stack_bytes != a->cfg.stack_bytes ||
+		   fresh.timeline != a->cfg.timeline ||
 		   !same_str(fresh.debuginfod_urls, a->cfg.debuginfod_urls);
 	if (resample)
 		end_window(a);

@@ -419,6 +419,20 @@ static int config__set_debuginfod_urls(struct agent_config *c, const char *v,
 	return config__replace(&c->debuginfod_urls, v, w);
 }
 
+/* Per-sample windows (record -T): each sample its own pprof Sample with
+ * its time. */
+static int config__set_timeline(struct agent_config *c, const char *v,
+				const struct config_where *w)
+{
+	if (!strcasecmp(v, "true"))
+		c->timeline = true;
+	else if (!strcasecmp(v, "false"))
+		c->timeline = false;
+	else
+		return config__bad_value(w, v, "must be true or false");
+	return 0;
+}
+
 static const struct config_key config__keys[] = {
 	{ "output-dir", config__set_output_dir, false },
 	{ "window", config__set_window, false },
@@ -433,6 +447,7 @@ static const struct config_key config__keys[] = {
 	{ "unwind", config__set_unwind, false },
 	{ "stack-bytes", config__set_stack_bytes, false },
 	{ "debuginfod-urls", config__set_debuginfod_urls, true },
+	{ "timeline", config__set_timeline, false },
 };
 
 #define CONFIG_NKEYS (sizeof(config__keys) / sizeof(config__keys[0]))
@@ -448,7 +463,7 @@ static const struct config_key *config__find_key(const char *name)
 	return NULL;
 }
 
-#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes, debuginfod-urls)"
+#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline)"
 
 /* The key is shown for a flag only, as values are (see config__vfail). */
 static int config__unknown_key(const struct config_where *w, const char *key)

@@ -20,6 +20,7 @@ struct agent_config {
 	int verbose;
 	int unwind;		/* enum tp_unwind_mode; default auto */
 	uint32_t stack_bytes;	/* stack copied for CFI; default 8192 */
+	bool timeline;		/* per-sample windows; default false */
 };
 
 /* Fills c with the defaults. */
@@ -28,7 +29,8 @@ void config__defaults(struct agent_config *c);
 /* Reads a config file: one "key = value" per line, '#' starts a comment,
  * blank lines ignored; keys are the long option names (output-dir, window,
  * freq, event, push-url, push-auth-file, retain-files, retain-bytes,
- * max-memory, verbose, unwind, stack-bytes). Sizes take K, M, G (powers
+ * max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline).
+ * Sizes take K, M, G (powers
  * of 1024), durations s,
  * m, h. Settings it names replace those in c. Returns 0, or -EINVAL with
  * "FILE:LINE: what is wrong" in err for the first bad line (c is then

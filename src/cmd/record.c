@@ -54,6 +54,7 @@ struct record_opts {
 	int until_pidfd;	/* --until-exit: a pidfd, or -1 */
 	uint32_t until_pid;
 	bool no_demangle;	/* --no-demangle */
+	bool timeline;		/* -T: a pprof Sample per sample */
 	int unwind;		/* --unwind: enum tp_unwind_mode */
 	uint32_t stack_bytes;	/* --stack-bytes; 0 = default */
 	const char *debuginfod;	/* --debuginfod URLS; NULL: the environment */
@@ -66,7 +67,7 @@ void record_usage(FILE *out)
 {
 	fprintf(out,
 "usage: tagprof record [-a] [-p PID[,PID...]] [-e EVENT] [-F HZ | -c PERIOD]\n"
-"                      [-d SECONDS] [-o FILE] [-v] [--cgroup PATH] [--idle]\n"
+"                      [-d SECONDS] [-o FILE] [-T] [-v] [--cgroup PATH] [--idle]\n"
 "                      [--label KEY=VALUE] [--tag FIELD=NAME] [--until-exit PID]\n"
 "                      [--no-demangle] [--unwind fp|dwarf|auto]\n"
 "                      [--stack-bytes N] [--debuginfod URLS]\n"
@@ -98,6 +99,10 @@ void record_usage(FILE *out)
 "      --until-exit PID  stop when process PID exits (with -d: whichever\n"
 "                        comes first)\n"
 "  -o, --output FILE     pprof to write (default tagprof.pb.gz)\n"
+"  -T, --timeline        keep each sample on its own, with its time as the\n"
+"                        numeric label t (ns since the profile's start), as\n"
+"                        perf record -T keeps timestamps: cut a window with\n"
+"                        go tool pprof -tagfocus=t=2s:3s; the file is bigger\n"
 "      --unwind MODE     user stacks: fp (frame pointers), dwarf (a stack copy\n"
 "                        per sample, unwound with CFI), or auto (default:\n"
 "                        frame pointers, CFI for processes that need it)\n"
@@ -243,7 +248,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "idle", no_argument, NULL, 'I' },
 		{ "label", required_argument, NULL, 'L' },
-		{ "tag", required_argument, NULL, 'T' },
+		{ "tag", required_argument, NULL, 'g' },
+		{ "timeline", no_argument, NULL, 'T' },
 		{ "until-exit", required_argument, NULL, 'U' },
 		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "unwind", required_argument, NULL, 'W' },
@@ -261,7 +267,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	o->until_pidfd = -1;
 	optind = 1;
 	/* '+': stop at the first non-option, so COMMAND keeps its flags. */
-	while ((c = getopt_long(argc, argv, "+ap:e:F:c:d:o:vh", longopts,
+	while ((c = getopt_long(argc, argv, "+ap:e:F:c:d:o:vTh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a':
@@ -315,6 +321,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				return 2;
 			break;
 		case 'T':
+			o->timeline = true;
+			break;
+		case 'g':
 			if (parse_pair("--tag", "FIELD=NAME", optarg, 255,
 				       &o->tag_field, &o->tag_name))
 				return 2;
@@ -547,6 +556,7 @@ static void fill_capture_opts(const struct record_opts *o,
 	co->unwind = o->unwind;
 	co->stack_bytes = o->stack_bytes;
 	co->debuginfod_urls = o->debuginfod;
+	co->timeline = o->timeline;
 }
 
 static int run(struct record_opts *o)

@@ -95,7 +95,19 @@ struct pprof {
 
 	uint8_t *map_info;      /* MAP_* per mapping id - 1 */
 	size_t map_info_cap;
+
+	/* Per-sample ("timeline") profiles: every sample added is kept as
+	 * an event too, and the file holds one Sample per event, each with
+	 * its time in the numeric label "t". Rows of EVENT_WORDS + ntypes:
+	 * the sample's index, its time (PPROF_NO_TIME: none), its values. */
+	bool timeline;
+	int64_t *events;
+	size_t nevents;
+	size_t events_cap;      /* in rows */
+	int64_t time_origin;    /* what event times are counted from */
+	int64_t str_t, str_ns;  /* "t" and "nanoseconds" */
 };
+#define EVENT_WORDS 2
 
 #define MAP_HAS_FILENAMES       0x1
 #define MAP_HAS_LINE_NUMBERS    0x2
@@ -322,6 +334,7 @@ void pprof__free(struct pprof *p)
 	free(p->scratch);
 	free(p->labels);
 	free(p->map_info);
+	free(p->events);
 	free(p);
 }
 
@@ -557,9 +570,56 @@ static size_t build_sample_key(struct pprof *p, const uint64_t *location_ids,
 	return words;
 }
 
+/* Keeps sample id's event: its time and values. 0 or -ENOMEM. */
+static int add_event(struct pprof *p, uint64_t id, const int64_t *values,
+		     int64_t time_ns)
+{
+	size_t stride = EVENT_WORDS + p->ntypes;
+	int64_t *row;
+
+	if (reserve(&p->events, &p->events_cap, p->nevents + 1,
+		    stride * sizeof(*p->events)))
+		return -ENOMEM;
+	row = p->events + p->nevents++ * stride;
+	row[0] = (int64_t)(id - 1);
+	row[1] = time_ns;
+	for (size_t k = 0; k < p->ntypes; k++)
+		row[EVENT_WORDS + k] = values ? values[k] : 0;
+	return 0;
+}
+
+int pprof__set_timeline(struct pprof *p)
+{
+	p->str_t = pprof__str(p, "t");
+	p->str_ns = pprof__str(p, "nanoseconds");
+	if (p->str_t < 0 || p->str_ns < 0)
+		return -ENOMEM;
+	p->timeline = true;
+	return 0;
+}
+
+void pprof__set_time_origin(struct pprof *p, int64_t origin_ns)
+{
+	p->time_origin = origin_ns;
+}
+
+size_t pprof__event_count(const struct pprof *p)
+{
+	return p->nevents;
+}
+
 int pprof__add_sample(struct pprof *p, const uint64_t *location_ids,
 		      size_t nlocs, const int64_t *values,
 		      const struct pprof_label *labels, size_t nlabels)
+{
+	return pprof__add_sample_at(p, location_ids, nlocs, values, labels,
+				    nlabels, PPROF_NO_TIME);
+}
+
+int pprof__add_sample_at(struct pprof *p, const uint64_t *location_ids,
+			 size_t nlocs, const int64_t *values,
+			 const struct pprof_label *labels, size_t nlabels,
+			 int64_t time_ns)
 {
 	size_t words, bytes, k;
 	uint64_t id;
@@ -589,6 +649,9 @@ int pprof__add_sample(struct pprof *p, const uint64_t *location_ids,
 		memset(p->values + (id - 1) * p->ntypes, 0,
 		       p->ntypes * sizeof(*p->values));
 	}
+	/* The event first: a failure leaves the aggregate as it was. */
+	if (p->timeline && add_event(p, id, values, time_ns))
+		goto cleanup;
 	row = p->values + (id - 1) * p->ntypes;
 	for (k = 0; values && k < p->ntypes; k++)
 		row[k] += values[k];
@@ -961,7 +1024,7 @@ struct wctx {
 	uint64_t first_map;
 	const int64_t *comments;	/* as the file numbers them */
 	int64_t *own_comments;	/* their renumbered copy, when compacting */
-	uint32_t *sample_sizes;	/* each sample's length (put_msg) */
+	uint32_t *sample_sizes;	/* each sample's (or event's) length */
 };
 
 /* A string index as the file numbers it. */
@@ -1052,6 +1115,27 @@ static void w_sample(struct pbw *w, const struct wctx *c, const void *rec,
 		put_small_msg(w, 3, w_label, c, lw);
 }
 
+/* rec: an event row (struct pprof's events): its sample's locations and
+ * labels, its own values, and its time as the label t. */
+static void w_event(struct pbw *w, const struct wctx *c, const void *rec,
+		    size_t i)
+{
+	const int64_t *e = rec;
+	const struct pprof *p = c->p;
+	const uint64_t *r = p->samples.recs[e[0]], *lw = r + 2 + r[0];
+	uint64_t t[LABEL_WORDS] = { (uint64_t)p->str_t, 0,
+				    (uint64_t)(e[1] - p->time_origin),
+				    (uint64_t)p->str_ns };
+
+	(void)i;
+	put_packed(w, 1, r + 1, r[0]);
+	put_packed(w, 2, (const uint64_t *)e + EVENT_WORDS, p->ntypes);
+	for (size_t j = 0; j < sample_nlabels(r); j++, lw += LABEL_WORDS)
+		put_small_msg(w, 3, w_label, c, lw);
+	if (e[1] != PPROF_NO_TIME)
+		put_small_msg(w, 3, w_label, c, t);
+}
+
 static void w_mapping(struct pbw *w, const struct wctx *c, const void *rec,
 		      size_t i)
 {
@@ -1132,6 +1216,20 @@ static void put_table(struct pbw *w, unsigned int field, msg_fn fn,
 				sizes ? sizes + i : NULL);
 }
 
+/* A timeline's samples: one per event, in the order they came. */
+static void put_events(struct pbw *w, const struct wctx *c)
+{
+	const struct pprof *p = c->p;
+	size_t stride = EVENT_WORDS + p->ntypes;
+
+	for (size_t i = 0; i < p->nevents; i++) {
+		const int64_t *e = p->events + i * stride;
+
+		if (keep(c->sel->sample, (size_t)e[0]))
+			put_msg(w, 2, w_event, c, e, i, c->sample_sizes + i);
+	}
+}
+
 static void put_profile(struct pbw *w, const struct wctx *c)
 {
 	const struct pprof *p = c->p;
@@ -1140,8 +1238,11 @@ static void put_profile(struct pbw *w, const struct wctx *c)
 
 	for (size_t i = 0; i < p->ntypes; i++)
 		put_small_msg(w, 1, w_value_type, c, p->type_strs + 2 * i);
-	put_table(w, 2, w_sample, c, &p->samples, sel->sample,
-		  c->sample_sizes);
+	if (p->timeline)
+		put_events(w, c);
+	else
+		put_table(w, 2, w_sample, c, &p->samples, sel->sample,
+			  c->sample_sizes);
 	for (size_t k = 0; k <= nmap; k++) {
 		ptrdiff_t i = mapping_in_file(c, k);
 
@@ -1185,6 +1286,10 @@ static void compact_strings(struct wctx *c)
 		use_str(c, p->type_strs[i]);
 	use_str(c, p->period_type[0]);
 	use_str(c, p->period_type[1]);
+	if (p->timeline) {
+		use_str(c, p->str_t);
+		use_str(c, p->str_ns);
+	}
 	for (size_t i = 0; i < p->samples.n; i++) {
 		const uint64_t *r = p->samples.recs[i], *lw = r + 2 + r[0];
 
@@ -1252,11 +1357,11 @@ static int raw_profile(const struct pprof *p, const struct sel *sel,
 {
 	struct wctx c = { .p = p, .sel = sel };
 	struct pbw w = { NULL, 0 };
+	size_t nsizes = p->timeline ? p->nevents : p->samples.n;
 	int err = -ENOMEM;
 
 	c.unnamed = unnamed_mappings(p, sel);
-	c.sample_sizes = malloc((p->samples.n ? p->samples.n : 1) *
-				sizeof(*c.sample_sizes));
+	c.sample_sizes = malloc((nsizes ? nsizes : 1) * sizeof(*c.sample_sizes));
 	if (!c.unnamed || !c.sample_sizes)
 		goto cleanup;
 	err = busiest_exe(p, sel, &c.first_map);

@@ -82,6 +82,30 @@ int pprof__add_sample(struct pprof *p, const uint64_t *location_ids,
 		      size_t nlocs, const int64_t *values,
 		      const struct pprof_label *labels, size_t nlabels);
 
+/* A per-sample profile: from here on, every sample added is kept on its
+ * own too (an event), and the file holds one Sample per event, in the
+ * order added, each with its own values and, when it has a time, the
+ * numeric label t: its time less the origin, unit nanoseconds. The
+ * aggregate stays (pprof__encode_where selects events by it). 0 or
+ * -ENOMEM. */
+int pprof__set_timeline(struct pprof *p);
+
+/* A sample's time is not known (lost samples): its event has no t. */
+#define PPROF_NO_TIME INT64_MIN
+
+/* pprof__add_sample with the sample's time (ns, any clock; PPROF_NO_TIME:
+ * none), which a timeline keeps. */
+int pprof__add_sample_at(struct pprof *p, const uint64_t *location_ids,
+			 size_t nlocs, const int64_t *values,
+			 const struct pprof_label *labels, size_t nlabels,
+			 int64_t time_ns);
+
+/* What t counts from: the time, on the samples' clock, of the profile's
+ * time_nanos. */
+void pprof__set_time_origin(struct pprof *p, int64_t origin_ns);
+
+size_t pprof__event_count(const struct pprof *p);	/* 0 unless timeline */
+
 void pprof__set_time(struct pprof *p, int64_t time_nanos,
 		     int64_t duration_nanos);
 int pprof__add_comment(struct pprof *p, const char *comment);

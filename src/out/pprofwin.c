@@ -31,7 +31,13 @@ static struct pprof *new_pprof(const struct pprofwin_opts *o)
 		{ o->sample_type, o->sample_unit },
 	};
 
-	return pprof__new(types, 2, types[1], o->period);
+	struct pprof *pp = pprof__new(types, 2, types[1], o->period);
+
+	if (pp && o->timeline && pprof__set_timeline(pp)) {
+		pprof__free(pp);
+		return NULL;
+	}
+	return pp;
 }
 
 /* Drops the pprof ids of the last window. */
@@ -210,7 +216,8 @@ void pprofwin__sample(struct pprofwin *w, const struct resolved_sample *s)
 	}
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
-	pprof__add_sample(w->pp, ids, n, values, s->labels, s->nlabels);
+	pprof__add_sample_at(w->pp, ids, n, values, s->labels, s->nlabels,
+			     (int64_t)s->time_ns);
 }
 
 /* Adds n samples of one frame named why, each worth period. */
@@ -255,6 +262,7 @@ void pprofwin__close(struct pprofwin *w, const struct window_end *e)
 	add_lost(w, e->unknown_stack, period, ~0ull - 3,
 		 "[lost: stack id not received]");
 	pprof__set_time(w->pp, e->start_real_ns, e->duration_ns);
+	pprof__set_time_origin(w->pp, (int64_t)e->start_mono_ns);
 }
 
 static void consumer_sample(void *ctx, const struct resolved_sample *s)

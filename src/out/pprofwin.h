@@ -22,6 +22,8 @@ struct pprofwin_opts {
 	const char *sample_unit;	/* borrowed for the pprofwin's life */
 	int64_t period;			/* the event's period; 0: none */
 	bool service_label;		/* label lost samples with "service" */
+	bool timeline;			/* one pprof Sample per sample, with
+					 * its time (pprof__set_timeline) */
 };
 
 struct pprofwin;

@@ -446,6 +446,99 @@ static void test_pprof_label_identity(void)
 	pprof__free(p);
 }
 
+/* The label key of sample s, NULL if it has none. */
+static const Perftools__Profiles__Label *
+label_of(const Profile *prof, const Perftools__Profiles__Sample *s,
+	 const char *key)
+{
+	for (size_t i = 0; i < s->n_label; i++)
+		if (!strcmp(S(prof, s->label[i]->key), key))
+			return s->label[i];
+	return NULL;
+}
+
+/* A timeline keeps every sample on its own, in the order added, with its
+ * own values and its time as t (ns from the origin); a sample without a
+ * time has no t; a label selection keeps the events of its samples; the
+ * aggregate mode merges the same samples. */
+static void test_pprof_timeline(void)
+{
+	struct pprof *p = pprof__new(ref_types, 2, ref_types[1], 1);
+	struct pprof *agg = pprof__new(ref_types, 2, ref_types[1], 1);
+	const struct pprof_label qa[] = { { .key = "query", .str = "a" } };
+	const struct pprof_label qb[] = { { .key = "query", .str = "b" } };
+	const int64_t t0 = 5000000000ll;
+	const int64_t at[] = { t0 + 10, t0 + 2000000000ll, t0 + 10,
+			       PPROF_NO_TIME };
+	const struct pprof_label *lab[] = { qa, qb, qa, qa };
+	uint64_t fn, loc;
+	uint8_t *gz = NULL, *raw;
+	size_t len = 0, rawlen = 0, a = 0;
+	Profile *prof;
+
+	CHECK(p && agg);
+	CHECK(!pprof__set_timeline(p));
+	pprof__set_time_origin(p, t0);
+	for (int k = 0; k < 2; k++) {
+		struct pprof *q = k ? agg : p;
+
+		fn = pprof__function(q, "f", NULL, NULL);
+		loc = pprof__location(q, 0, 0x1000, &fn, NULL, 1);
+		CHECK(loc);
+		for (size_t i = 0; i < 4; i++) {
+			int64_t v[2] = { 1, (int64_t)(i + 1) * 100 };
+
+			CHECK(!pprof__add_sample_at(q, &loc, 1, v, lab[i], 1,
+						    at[i]));
+		}
+	}
+	CHECK(pprof__event_count(p) == 4);
+	CHECK(pprof__event_count(agg) == 0);
+	CHECK(pprof__sample_count(p) == 2 && pprof__sample_count(agg) == 2);
+
+	prof = roundtrip(p);
+	CHECK(prof && prof->n_sample == 4);
+	for (size_t i = 0; prof && i < prof->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = prof->sample[i];
+		const Perftools__Profiles__Label *t = label_of(prof, s, "t");
+
+		CHECK(s->n_value == 2 && s->value[1] == (int64_t)(i + 1) * 100);
+		CHECK(!strcmp(S(prof, label_of(prof, s, "query")->str),
+			      lab[i] == qa ? "a" : "b"));
+		if (at[i] == PPROF_NO_TIME) {
+			CHECK(!t);
+			continue;
+		}
+		CHECK(t && t->num == at[i] - t0 && !t->str);
+		CHECK(!strcmp(S(prof, t->num_unit), "nanoseconds"));
+	}
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+
+	/* One query's events only, each still on its own. */
+	CHECK(!pprof__encode_where(p, "query", "a", &gz, &len));
+	raw = gunzip(gz, len, &rawlen);
+	CHECK(raw);
+	prof = raw ? perftools__profiles__profile__unpack(NULL, rawlen, raw) :
+		     NULL;
+	free(raw);
+	CHECK(prof && prof->n_sample == 3);
+	for (size_t i = 0; prof && i < prof->n_sample; i++)
+		a += !strcmp(S(prof, label_of(prof, prof->sample[i],
+					       "query")->str), "a");
+	CHECK(a == 3);
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	free(gz);
+
+	/* Aggregated: the three samples of query a are one, with no t. */
+	prof = roundtrip(agg);
+	CHECK(prof && prof->n_sample == 2);
+	for (size_t i = 0; prof && i < prof->n_sample; i++)
+		CHECK(!label_of(prof, prof->sample[i], "t"));
+	perftools__profiles__profile__free_unpacked(prof, NULL);
+	pprof__free(p);
+	pprof__free(agg);
+}
+
 static void test_pprof_empty(void)
 {
 	const struct pprof_vt pt = { "cpu", "nanoseconds" };
@@ -1011,6 +1104,7 @@ int main(void)
 	RUN(test_pprof_roundtrip);
 	RUN(test_pprof_dedup);
 	RUN(test_pprof_label_identity);
+	RUN(test_pprof_timeline);
 	RUN(test_pprof_empty);
 	RUN(test_pprof_scale);
 	RUN(test_pprof_deep_stack);

@@ -33,6 +33,13 @@
  *				then "late_five" and "6"
  *	tagops undeclared SECONDS  writes tags like shared but never declares
  *				them: no tag labels
+ *	tagops phases SECONDS	known phases over time, for the timeline
+ *				tests: thread q1 (label query_id=q1) runs
+ *				scan alone for SECONDS, then thread q2
+ *				(query_id=q2) runs join alone for SECONDS,
+ *				then both run for SECONDS. After the warm-up,
+ *				prints "phase N START_NS" per phase, N 1 to 3,
+ *				START_NS its start on CLOCK_REALTIME (ns)
  *	tagops mixed SECONDS	declares scan, join and io (4), then sets a
  *				SIGUSR1 handler (so SigCgt in its status says
  *				the tags are published) and waits for the
@@ -56,6 +63,7 @@
  * the frame-pointer unwinder sees each spinning leaf's caller. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -340,6 +348,74 @@ static void on_usr1(int sig)
 	gate_open = 1;
 }
 
+/* ---- phases ---- */
+
+struct phase_thread {
+	const char *query;
+	uint64_t tag;
+	void (*own)(void);
+	double from, to;	/* CLOCK_MONOTONIC seconds it works between */
+};
+
+static uint64_t real_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Idle until from (sleeping: no samples), then the operator until to,
+ * under the thread's query label. */
+static void *phase_worker(void *arg)
+{
+	const struct phase_thread *t = arg;
+	tagprof_labels *l = tagprof_labels_new();
+	double now;
+
+	if (!l || tagprof_labels_add(l, "query_id", t->query))
+		die("tagprof_labels", ENOMEM);
+	tagprof_attach(l);
+	while ((now = now_s()) < t->from)
+		usleep((useconds_t)((t->from - now) * 1e6) + 1);
+	while (now_s() < t->to)
+		run_op(t->tag, t->own, 1);
+	tagprof_attach(NULL);
+	return NULL;
+}
+
+static void mode_phases(double secs)
+{
+	/* q1 scans in phases 1 and 3 (a thread for each), q2 joins in 2 and 3 */
+	struct phase_thread q[3] = {
+		{ "q1", TAG_SCAN, op_scan_work, 0, 1 },
+		{ "q2", TAG_JOIN, op_join_work, 1, 3 },
+		{ "q1", TAG_SCAN, op_scan_work, 2, 3 },
+	};
+	pthread_t th[3];
+	double start;
+	uint64_t real;
+
+	declare();
+	name(OP_SCAN, "scan");
+	name(OP_JOIN, "join");
+	warm_up();
+	start = now_s();
+	real = real_ns();
+	for (int i = 0; i < 3; i++) {
+		q[i].from = start + q[i].from * secs;
+		q[i].to = start + q[i].to * secs;
+		if (pthread_create(&th[i], NULL, phase_worker, &q[i]))
+			die("pthread_create", EAGAIN);
+	}
+	for (int n = 0; n < 3; n++)
+		printf("phase %d %llu\n", n + 1,
+		       (unsigned long long)(real + (uint64_t)(n * secs * 1e9)));
+	fflush(stdout);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+}
+
 static void mode_mixed(double secs)
 {
 	const struct timespec pause = { 0, 9000000 };
@@ -392,7 +468,7 @@ int main(int argc, char **argv)
 	/* What the C runtime left in the register is no tag. */
 	tagprof_tag_swap(0);
 	if (argc != 3 || (secs = atof(argv[2])) <= 0) {
-		fprintf(stderr, "usage: tagops shared|nested|names|undeclared|mixed SECONDS\n");
+		fprintf(stderr, "usage: tagops shared|nested|names|undeclared|mixed|phases SECONDS\n");
 		return 2;
 	}
 	err = tagprof_process_init("tagops");
@@ -408,6 +484,8 @@ int main(int argc, char **argv)
 		mode_shared(secs, false);
 	else if (!strcmp(argv[1], "mixed"))
 		mode_mixed(secs);
+	else if (!strcmp(argv[1], "phases"))
+		mode_phases(secs);
 	else
 		return 2;
 	return tagprof_tag_get() == 0 ? 0 : 3;

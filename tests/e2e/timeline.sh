@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Per-sample profiles (record -T): every sample its own pprof Sample with
+# its time in the numeric label t, read back by a reader written from
+# profile.proto (tests/pprof_read.py) and by go tool pprof, whose
+# -tagfocus=t=A:B must select exactly the samples of that window; known
+# phases of a workload land at their times; without -T samples merge; the
+# agent's config key.
+. "$(dirname "$0")/../lib.sh"
+need_bpf timeline_every_sample timeline_phases timeline_tagfocus_window \
+	timeline_default_merged timeline_agent_key
+
+check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
+	local name=$1 why; shift
+	if why=$("$@" 2>&1); then pass "$name"; else fail "$name" "$why"; fi
+}
+
+# tagops phases 1: scan alone (query q1), join alone (q2), then both, a
+# second each, after a second of warm-up; it prints each phase's start.
+"$TAGPROF" record -T -F 999 -o "$TMP/tl.pb.gz" -- \
+	"$WORKLOADS/tagops" phases 1 >"$TMP/phases" 2>"$TMP/tl.err"
+rc=$?
+
+# py SCRIPT ARGS...: python with the spec reader importable.
+py() { PYTHONPATH="$(dirname "$0")/.." python3 - "$@"; }
+
+every_sample() {
+	[ $rc -eq 0 ] || { echo "record exited $rc: $(tail -2 "$TMP/tl.err")"; return 1; }
+	n=$(sed -n 's/.* \([0-9]*\) samples, .*/\1/p' "$TMP/tl.err" | tail -1)
+	py "$TMP/tl.pb.gz" "$n" <<'PY'
+import sys, pprof_read
+p = pprof_read.load(sys.argv[1]); want = int(sys.argv[2])
+if len(p.samples) != want:
+    sys.exit("%d Samples in the file, %d samples taken" % (len(p.samples), want))
+if want < 2000:
+    sys.exit("only %d samples" % want)
+ts = [p.t(s) for s in p.samples]
+if any(t is None for t in ts):
+    sys.exit("a sample without a t label in nanoseconds")
+if any(s.values[0] != 1 for s in p.samples):
+    sys.exit("a Sample counts more than one sample")
+if min(ts) < 0 or max(ts) > p.duration_nanos:
+    sys.exit("t outside [0, duration]: %d..%d of %d" % (min(ts), max(ts), p.duration_nanos))
+PY
+}
+check timeline_every_sample every_sample
+
+# Each phase, 100 ms in from either end: what ran there, by the tagops
+# samples' operator tag and query label. The timeline must place them
+# where the workload says they were (the profile's time_nanos plus t).
+phases() {
+	py "$TMP/tl.pb.gz" "$TMP/phases" <<'PY'
+import sys, collections, pprof_read
+p = pprof_read.load(sys.argv[1])
+starts = [int(l.split()[2]) - p.time_nanos for l in open(sys.argv[2])]
+if len(starts) != 3:
+    sys.exit("the workload printed %d phases" % len(starts))
+want = [{("scan", "q1"): 1.0}, {("join", "q2"): 1.0},
+        {("scan", "q1"): 0.5, ("join", "q2"): 0.5}]
+for k, t0 in enumerate(starts):
+    c = collections.Counter()
+    for s in p.samples:
+        t = p.t(s)
+        if s.labels.get("process") == "tagops" and t0 + 1e8 <= t <= t0 + 9e8:
+            c[(s.labels.get("operator"), s.labels.get("query_id"))] += 1
+    n = sum(c.values())
+    if n < 500:
+        sys.exit("phase %d: %d samples (want >= 500): %s" % (k + 1, n, dict(c)))
+    for key, share in want[k].items():
+        got = c[key] / n
+        if abs(got - share) > 0.03 + (0.07 if share < 1 else 0):
+            sys.exit("phase %d: %s %.1f%% (want %.0f%%): %s"
+                     % (k + 1, key, 100 * got, 100 * share, dict(c)))
+# the boundaries: join starts with phase 2 and not before, within 100 ms
+first_join = min(p.t(s) for s in p.samples if s.labels.get("operator") == "join")
+if abs(first_join - starts[1]) > 1e8:
+    sys.exit("first join sample at %.3f s, phase 2 starts at %.3f s"
+             % (first_join / 1e9, starts[1] / 1e9))
+PY
+}
+check timeline_phases phases
+
+# go tool pprof's numeric tag filter against the count of the spec reader.
+tagfocus_window() {
+	local want got
+	want=$(py "$TMP/tl.pb.gz" <<'PY'
+import sys, pprof_read
+p = pprof_read.load(sys.argv[1])
+print(sum(1 for s in p.samples if 1e9 <= p.t(s) <= 2e9))
+PY
+) || return 1
+	got=$(pprof "$TMP/tl.pb.gz" -tagfocus=t=1s:2s -raw |
+		awk '/^Samples:/ { f = 1; next } /^Locations/ { f = 0 }
+			f && /^ +[0-9]+ +[0-9]+: / { n++ } END { print n + 0 }')
+	[ "$want" -gt 500 ] || { echo "only $want samples in [1 s, 2 s]"; return 1; }
+	[ "$got" = "$want" ] || { echo "-tagfocus=t=1s:2s kept $got samples, $want have t in [1 s, 2 s]"; return 1; }
+}
+check timeline_tagfocus_window tagfocus_window
+
+default_merged() {
+	"$TAGPROF" record -F 999 -o "$TMP/agg.pb.gz" -- "$WORKLOADS/tagops" phases 0.5 \
+		>/dev/null 2>"$TMP/agg.err" || { echo "record failed: $(tail -2 "$TMP/agg.err")"; return 1; }
+	n=$(sed -n 's/.* \([0-9]*\) samples, .*/\1/p' "$TMP/agg.err" | tail -1)
+	py "$TMP/agg.pb.gz" "$n" <<'PY'
+import sys, pprof_read
+p = pprof_read.load(sys.argv[1]); n = int(sys.argv[2])
+if any(p.t(s) is not None or "t" in s.labels for s in p.samples):
+    sys.exit("a t label without -T")
+if not len(p.samples) < n / 4 or sum(s.values[0] for s in p.samples) != n:
+    sys.exit("%d Samples for %d samples: not merged" % (len(p.samples), n))
+PY
+}
+check timeline_default_merged default_merged
+
+agent_key() {
+	: >"$TMP/empty.conf"
+	"$TAGPROF" agent --check-config --config "$TMP/empty.conf" | grep -qx 'timeline = false' ||
+		{ echo "timeline is not off by default"; return 1; }
+	"$TAGPROF" agent --check-config --config "$TMP/empty.conf" --timeline | grep -qx 'timeline = true' ||
+		{ echo "--timeline does not turn it on"; return 1; }
+	printf 'timeline = true\n' >"$TMP/on.conf"
+	"$TAGPROF" agent --check-config --config "$TMP/on.conf" | grep -qx 'timeline = true' ||
+		{ echo "the config key does not turn it on"; return 1; }
+	printf 'timeline = yes\n' >"$TMP/bad.conf"
+	! "$TAGPROF" agent --check-config --config "$TMP/bad.conf" 2>"$TMP/bad.err" &&
+		grep -q 'must be true or false' "$TMP/bad.err" ||
+		{ echo "a bad value is not refused clearly: $(cat "$TMP/bad.err")"; return 1; }
+}
+check timeline_agent_key agent_key
