@@ -7,7 +7,7 @@
 # agent's config key.
 . "$(dirname "$0")/../lib.sh"
 need_bpf timeline_every_sample timeline_phases timeline_tagfocus_window \
-	timeline_default_merged timeline_agent_key
+	timeline_default_merged timeline_agent_key timeline_agent_windows
 
 check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
 	local name=$1 why; shift
@@ -126,3 +126,35 @@ agent_key() {
 		{ echo "a bad value is not refused clearly: $(cat "$TMP/bad.err")"; return 1; }
 }
 check timeline_agent_key agent_key
+
+# The agent with timeline = true: its windows hold every sample with t
+# inside the window, as record -T's file does.
+agent_windows() {
+	local out=$TMP/agent pid
+	mkdir -p "$out"
+	printf 'timeline = true\n' >"$TMP/tl.conf"
+	"$WORKLOADS/tagops" phases 1 >/dev/null &
+	"$TAGPROF" agent --config "$TMP/tl.conf" --output-dir "$out" --window 2 \
+		-F 499 2>"$TMP/agent.err" &
+	pid=$!
+	sleep 5
+	kill -TERM $pid; wait $pid; wait
+	py "$out" <<'PY'
+import sys, os, pprof_read
+files = [f for f in os.listdir(sys.argv[1]) if f.endswith(".pb.gz")]
+timed = 0
+for f in files:
+    p = pprof_read.load(os.path.join(sys.argv[1], f))
+    for s in p.samples:
+        t = p.t(s)
+        if t is None:
+            continue
+        timed += 1
+        if s.values[0] != 1 or not -2e8 <= t <= p.duration_nanos + 2e8:
+            sys.exit("%s: a sample counting %d, or t %d outside its %d ns window"
+                     % (f, s.values[0], t, p.duration_nanos))
+if timed < 500:
+    sys.exit("%d samples with t in %d files" % (timed, len(files)))
+PY
+}
+check timeline_agent_windows agent_windows
