@@ -5,6 +5,7 @@
 
 #include "cmd/agent.h"
 #include "cmd/record.h"
+#include "cmd/report.h"
 
 static void usage(FILE *out)
 {
@@ -15,6 +16,8 @@ static void usage(FILE *out)
 "  record     sample CPUs system-wide, or a command, into a pprof file\n"
 "  agent      profile continuously: a pprof per service per window,\n"
 "             kept on disk and optionally pushed to Pyroscope\n"
+"  report     read profiles: report pprof merges pprof files into one,\n"
+"             cut to a time window (record -T) or to label values\n"
 "\n"
 "  tagprof <command> --help   options of one command\n"
 "  tagprof --version          version\n");
@@ -38,6 +41,8 @@ int main(int argc, char **argv)
 		return record_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "agent"))
 		return agent_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
 	fprintf(stderr, "tagprof: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -603,6 +603,14 @@ void pprof__set_time_origin(struct pprof *p, int64_t origin_ns)
 	p->time_origin = origin_ns;
 }
 
+bool pprof__type_is(const struct pprof *p, size_t i, const char *type,
+		    const char *unit)
+{
+	return i < p->ntypes &&
+	       !strcmp(p->strs.recs[p->type_strs[2 * i]], type) &&
+	       !strcmp(p->strs.recs[p->type_strs[2 * i + 1]], unit);
+}
+
 size_t pprof__event_count(const struct pprof *p)
 {
 	return p->nevents;

@@ -113,6 +113,9 @@ int pprof__add_comment(struct pprof *p, const char *comment);
 const char *pprof__comment(const struct pprof *p, size_t i);
 
 size_t pprof__sample_count(const struct pprof *p);   /* distinct samples */
+/* Whether value column i is (type, unit). */
+bool pprof__type_is(const struct pprof *p, size_t i, const char *type,
+		    const char *unit);
 int64_t pprof__time_nanos(const struct pprof *p);    /* as set */
 
 /* Encodes and gzips. *out is malloc'd; caller frees. Returns 0 or -errno. */

@@ -4,10 +4,13 @@
 # profile.proto (tests/pprof_read.py) and by go tool pprof, whose
 # -tagfocus=t=A:B must select exactly the samples of that window; known
 # phases of a workload land at their times; without -T samples merge; the
-# agent's config key.
+# agent's config key. Then `tagprof report pprof`: its window agrees with
+# -tagfocus, its label and tag cuts with the spec reader's counts, it
+# merges several files, and refuses bad input clearly.
 . "$(dirname "$0")/../lib.sh"
 need_bpf timeline_every_sample timeline_phases timeline_tagfocus_window \
-	timeline_default_merged timeline_agent_key timeline_agent_windows
+	timeline_default_merged timeline_agent_key timeline_agent_windows \
+	report_window_agrees report_values_cut report_inputs_merge report_bad_input
 
 check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
 	local name=$1 why; shift
@@ -158,3 +161,95 @@ if timed < 500:
 PY
 }
 check timeline_agent_windows agent_windows
+
+# count FILE PYTHON-CONDITION-ON-s-AND-t: the samples (by their count
+# value) of FILE for which the condition holds.
+count() {
+	py "$1" "$2" <<'PY'
+import sys, pprof_read
+p = pprof_read.load(sys.argv[1])
+print(sum(s.values[0] for s in p.samples
+          if eval(sys.argv[2], {}, {"s": s, "t": p.t(s)})))
+PY
+}
+
+window_agrees() {
+	local spec focus rep
+	"$TAGPROF" report pprof "$TMP/tl.pb.gz" --from 1s --to 2s -o "$TMP/w.pb.gz" \
+		2>"$TMP/w.err" || { echo "report failed: $(cat "$TMP/w.err")"; return 1; }
+	spec=$(count "$TMP/tl.pb.gz" '1e9 <= t <= 2e9') || return 1
+	rep=$(count "$TMP/w.pb.gz" 'True') || return 1
+	focus=$(pprof "$TMP/tl.pb.gz" -tagfocus=t=1s:2s -raw |
+		awk '/^Samples:/ { f = 1; next } /^Locations/ { f = 0 }
+			f && /^ +[0-9]+ +[0-9]+: / { n += $1 } END { print n + 0 }')
+	[ "$spec" -gt 500 ] && [ "$rep" = "$spec" ] && [ "$focus" = "$spec" ] ||
+		{ echo "window 1-2 s: report kept $rep, -tagfocus $focus, the spec reader counts $spec"; return 1; }
+	[ "$(count "$TMP/w.pb.gz" 't is not None')" = 0 ] ||
+		{ echo "the merged file still has t labels"; return 1; }
+	n=$(py "$TMP/w.pb.gz" <<'PY'
+import sys, pprof_read
+print(len(pprof_read.load(sys.argv[1]).samples))
+PY
+)
+	[ "$n" -lt "$rep" ] || { echo "$n Samples for $rep samples: not merged"; return 1; }
+}
+check report_window_agrees window_agrees
+
+values_cut() {
+	local spec rep
+	"$TAGPROF" report pprof "$TMP/tl.pb.gz" --label query_id=q2 -o "$TMP/q2.pb.gz" 2>"$TMP/q2.err" ||
+		{ echo "report --label failed: $(cat "$TMP/q2.err")"; return 1; }
+	spec=$(count "$TMP/tl.pb.gz" 's.labels.get("query_id") == "q2"')
+	rep=$(count "$TMP/q2.pb.gz" 's.labels.get("query_id") == "q2"')
+	[ "$spec" -gt 500 ] && [ "$rep" = "$spec" ] &&
+		[ "$(count "$TMP/q2.pb.gz" 'True')" = "$spec" ] ||
+		{ echo "--label query_id=q2: $rep kept, $spec in the input"; return 1; }
+	"$TAGPROF" report pprof "$TMP/tl.pb.gz" --tag operator=scan --from 2s -o "$TMP/scan.pb.gz" 2>"$TMP/scan.err" ||
+		{ echo "report --tag failed: $(cat "$TMP/scan.err")"; return 1; }
+	spec=$(count "$TMP/tl.pb.gz" 's.labels.get("operator") == "scan" and t >= 2e9')
+	rep=$(count "$TMP/scan.pb.gz" 's.labels.get("operator") == "scan"')
+	[ "$spec" -gt 300 ] && [ "$rep" = "$spec" ] &&
+		[ "$(count "$TMP/scan.pb.gz" 'True')" = "$spec" ] ||
+		{ echo "--tag operator=scan --from 2s: $rep kept, $spec in the input"; return 1; }
+}
+check report_values_cut values_cut
+
+# The agent's windows (timeline_agent_windows) merged back into one.
+inputs_merge() {
+	local files=("$TMP"/agent/*.pb.gz) sum=0 n
+	[ ${#files[@]} -ge 2 ] || { echo "only ${#files[@]} agent windows"; return 1; }
+	for f in "${files[@]}"; do sum=$((sum + $(count "$f" 'True'))); done
+	"$TAGPROF" report pprof "${files[@]}" -o "$TMP/all.pb.gz" 2>"$TMP/all.err" ||
+		{ echo "report failed: $(cat "$TMP/all.err")"; return 1; }
+	n=$(count "$TMP/all.pb.gz" 'True')
+	[ "$n" = "$sum" ] && [ "$n" -gt 500 ] ||
+		{ echo "${#files[@]} windows of $sum samples merged into $n"; return 1; }
+}
+check report_inputs_merge inputs_merge
+
+# expect_report RC PATTERN ARGS...: report pprof exits RC and says PATTERN.
+expect_report() {
+	local want=$1 pattern=$2 rc; shift 2
+	"$TAGPROF" report pprof "$@" >/dev/null 2>"$TMP/bad.err"
+	rc=$?
+	[ $rc = "$want" ] && grep -qiE -- "$pattern" "$TMP/bad.err" ||
+		{ echo "report pprof $*: exit $rc, said: $(cat "$TMP/bad.err") (want $want, /$pattern/)"; return 1; }
+}
+
+bad_input() {
+	head -c 3000 "$TMP/tl.pb.gz" >"$TMP/cut.pb.gz"
+	head -c 4000 /dev/urandom >"$TMP/noise.pb.gz"
+	expect_report 2 'no sample times.*record -T' "$TMP/agg.pb.gz" --from 1s -o "$TMP/x.pb.gz" &&
+	expect_report 2 'corrupt or truncated' "$TMP/cut.pb.gz" -o "$TMP/x.pb.gz" &&
+	expect_report 2 'not a pprof|corrupt' "$TMP/noise.pb.gz" -o "$TMP/x.pb.gz" &&
+	expect_report 2 'No such file' "$TMP/none.pb.gz" -o "$TMP/x.pb.gz" &&
+	expect_report 2 'no output' "$TMP/tl.pb.gz" &&
+	expect_report 2 'not a time' "$TMP/tl.pb.gz" --from soon -o "$TMP/x.pb.gz" &&
+	expect_report 2 'is after' "$TMP/tl.pb.gz" --from 3s --to 1s -o "$TMP/x.pb.gz" &&
+	[ ! -e "$TMP/x.pb.gz" ] || { echo "a refused report left a file"; return 1; }
+	# a window past the end: an empty but valid profile, and exit 1
+	expect_report 1 'no sample was kept' "$TMP/tl.pb.gz" --from 1h -o "$TMP/empty.pb.gz" &&
+	pprof "$TMP/empty.pb.gz" -raw >/dev/null && [ "$(count "$TMP/empty.pb.gz" 'True')" = 0 ] ||
+		{ echo "the empty window's file does not read as an empty profile"; return 1; }
+}
+check report_bad_input bad_input
