@@ -131,59 +131,111 @@ static __always_inline __u32 frames_of(long bytes)
 	return bytes > TP_MAX_FRAMES ? TP_MAX_FRAMES : bytes;
 }
 
+/* The frames' place in scratch s: after the context. NULL if the
+ * context's size is not one the scratch can hold (it cannot happen). */
+static __always_inline __u64 *scratch_frames(struct scratch *s)
+{
+	__u32 pad = (s->hdr.ctx_size + 7) & ~7u;
+
+	return pad > TP_CTX_SPACE ? NULL : (__u64 *)(s->ctx + pad);
+}
+
+/* The frame-pointer walk of this CPU's sample (ustack.bpf.h): its frames
+ * into the scratch, their hash into s->uhash, the word at sp into the
+ * header when the window has it. Returns the frames. Global: the verifier
+ * checks the walk and its loop once, not once per path to it. */
+__noinline long sample_walk_fp(struct bpf_perf_event_data *ctx)
+{
+#if HAVE_USTACK
+	__u32 zero = 0, n;
+	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
+	struct fp_window *w = bpf_map_lookup_elem(&fpwin_map, &zero);
+	__u64 *frames;
+
+	/* checked even where nothing calls it (no bpf_loop: no fp_walk) */
+	if (!loop_helper || !s || !w || !(frames = scratch_frames(s)))
+		return 0;
+	n = walk_user_fp(&ctx->regs, frames, w);
+	s->uhash = w->hash;
+	if (sp_in_window(w, CTX_REG(&ctx->regs, sp), &s->hdr.sp_word))
+		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
+	return n;
+#else
+	return 0;
+#endif
+}
+
+/* The CFI walk of this CPU's sample (cfiwalk.bpf.h), for a process whose
+ * tables are loaded (for it, not an earlier process of its pid): frames
+ * and hash as sample_walk_fp, the walk's flags into the header. Returns
+ * the frames, 0 when it found none. Global, as sample_walk_fp. */
+__noinline long sample_walk_cfi(struct bpf_perf_event_data *ctx)
+{
+#if HAVE_CFIWALK
+	__u32 zero = 0, n;
+	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
+	struct fp_window *w = bpf_map_lookup_elem(&fpwin_map, &zero);
+	struct tp_stats *st = cpu_stats();
+	const struct tp_cfi_proc *p;
+	__u64 *frames;
+
+	if (!loop_helper || !s || !w || !st || !(frames = scratch_frames(s)))
+		return 0;
+	p = bpf_map_lookup_elem(&cfi_procs, &s->hdr.pid);
+	if (!p || p->start_ns != s->hdr.start_ns)
+		return 0;
+	n = walk_user_cfi(&ctx->regs, frames, w, p, st);
+	if (n) {
+		s->uhash = w->hash;
+		s->hdr.ustack_flags = TP_USTACK_CFI |
+			(w->why == CFI_END_LATER ? TP_USTACK_LATER : 0);
+	}
+	return n;
+#else
+	return 0;
+#endif
+}
+
+/* A walk's frame count, bounded for the verifier, which knows nothing of
+ * what a global function returns. The walks return a long: an int would
+ * be sign-extended into a copy, and clang then bounds the copy and uses
+ * the original. */
+static __always_inline __u32 walked(long n)
+{
+	if (n <= 0)
+		return 0;
+	return n > TP_MAX_FRAMES ? TP_MAX_FRAMES : (__u32)n;
+}
+
 /* The user frames, leaf first, into frames (TP_MAX_FRAMES of room):
  * walked here when that gives what the kernel's walk would, else by it.
- * *h: the frames folded (stackid.bpf.h), when stack ids are on. A walk
- * here also leaves the word at sp in hdr when its window has it. Only
- * scalars come back: a pointer kept past here (the window, say) would make
- * the verifier check the rest of the program once per kind of walk. */
+ * s->uhash: the frames folded (stackid.bpf.h), when stack ids are on. A
+ * walk here also leaves the word at sp in the header when its window has
+ * it. */
 static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
 					 struct task_struct *task,
 					 const struct tp_proc_cfg *cfg,
-					 struct tp_stats *st, __u64 *frames,
-					 struct tp_sample *hdr, __u64 *h)
+					 struct scratch *s, __u64 *frames)
 {
 	__u32 n;
-#if HAVE_USTACK
-	__u32 zero = 0;
-	struct fp_window *w;
-#if HAVE_CFIWALK
-	const struct tp_cfi_proc *p;
 
-	/* `auto` marked the process for CFI and its tables are loaded (for
-	 * this process, not an earlier one of its pid). */
+#if HAVE_CFIWALK
 	if (unwind_mode == TP_UNWIND_AUTO && fp_walk &&
 	    cfg->unwind == TP_PROC_UNWIND_CFI && no_uretprobe(task)) {
-		p = bpf_map_lookup_elem(&cfi_procs, &hdr->pid);
-		w = bpf_map_lookup_elem(&fpwin_map, &zero);
-		if (p && w && p->start_ns == hdr->start_ns) {
-			n = walk_user_cfi(regs, frames, w, p, st);
-			if (n) {
-				*h = w->hash;
-				hdr->ustack_flags = TP_USTACK_CFI |
-					(w->why == CFI_END_LATER ?
-						 TP_USTACK_LATER : 0);
-				return n;
-			}
-		}
+		n = walked(sample_walk_cfi(ctx));
+		if (n)
+			return n;
 	}
 #endif
-
+#if HAVE_USTACK
 	if (fp_walk && fp_walk_ok(regs, task)) {
-		w = bpf_map_lookup_elem(&fpwin_map, &zero);
-		if (w) {
-			n = walk_user_fp(regs, frames, w);
-			*h = w->hash;
-			if (sp_in_window(w, CTX_REG(regs, sp), &hdr->sp_word))
-				hdr->ustack_flags = TP_USTACK_SP_WORD;
-			return n;
-		}
+		return walked(sample_walk_fp(ctx));
 	}
 #endif
 	n = frames_of(bpf_get_stack(ctx, frames, TP_MAX_FRAMES * sizeof(__u64),
 				    BPF_F_USER_STACK));
 	if (stack_ids)
-		*h = fold_frames(0, frames, 0, n);
+		s->uhash = fold_frames(0, frames, 0, n);
 	return n;
 }
 
@@ -250,22 +302,23 @@ __noinline int sample_copy_ustack(struct bpf_perf_event_data *ctx, __u32 copy,
 				  __u64 want)
 {
 #if HAVE_USTACK
-	__u32 zero = 0, nu, nk, pad, kslot, len;
+	__u32 zero = 0, nu, nk, kslot, len;
 	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
 	struct tp_stats *st = cpu_stats();
 	struct tp_uregs *r;
 	bool is_short;
 
+	__u64 *frames;
+
 	/* Arguments come unknown in all 64 bits: bound want as a u64. */
-	if (!s || !st || want > TP_STACK_MAX)
+	if (!s || !st || want > TP_STACK_MAX || !(frames = scratch_frames(s)))
 		return 0;
 	nu = s->hdr.user_depth;
 	nk = s->hdr.kern_depth;
-	pad = (s->hdr.ctx_size + 7) & ~7u;
-	if (nu > TP_MAX_FRAMES || nk > TP_MAX_FRAMES || pad > TP_CTX_SPACE)
+	if (nu > TP_MAX_FRAMES || nk > TP_MAX_FRAMES)
 		return 0;
 	kslot = stack_ids && nk ? 1 : 0;
-	r = (struct tp_uregs *)((__u64 *)(s->ctx + pad) + nu + kslot + nk);
+	r = (struct tp_uregs *)(frames + nu + kslot + nk);
 	if (!read_uregs(&ctx->regs, r)) {
 		stat_inc(st, ustack_failed);
 		return 0;
@@ -351,7 +404,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	struct tp_proc_cfg *cfg;
 	struct scratch *s;
 	__u64 *frames;
-	__u64 size, h = 0;
+	__u64 size;
 	__u32 kslot, fbytes, extra;
 	bool has_mm;
 	STAGES_BEGIN();
@@ -420,9 +473,9 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	/* Kernel threads (no mm) have no user stack to ask for. */
 	nu = 0;
 	s->hdr.ustack_flags = 0;
+	s->uhash = 0;
 	if (has_mm) {
-		nu = user_frames(ctx, regs, task, cfg, st, frames, &s->hdr,
-				 &h);
+		nu = user_frames(ctx, regs, task, cfg, s, frames);
 		if (!nu)
 			stat_inc(st, no_user_stack);
 	}
@@ -451,7 +504,7 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	s->hdr.kstack_kind = TP_STACK_FRAMES;
 	s->hdr.stack_id = 0;
 	if (stack_ids)
-		fbytes = name_stacks(s, frames, h, nu, nk);
+		fbytes = name_stacks(s, frames, s->uhash, nu, nk);
 	size = sizeof(s->hdr) + pad + fbytes + extra;
 	/* Through the scratch value and back: read from a map, the size is
 	 * known to the verifier only by the bound checked next, the same on

@@ -107,6 +107,7 @@ struct scratch {
 	__u64 size;		/* the record's (collect_sample) */
 	__u64 kstack_id;	/* the kernel frames' id (stackid.bpf.h) */
 	__u32 wake_soon;	/* a young process's probe (collect.bpf.h) */
+	__u64 uhash;		/* the user frames, folded (collect.bpf.h) */
 	struct tp_proc_cfg cfg;	/* the process's settings, copied (collect.bpf.h) */
 };
 

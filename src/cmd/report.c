@@ -161,14 +161,14 @@ static bool set_window(struct report_args *a, int64_t base)
 {
 	int64_t from = 0, to = INT64_MAX - base;
 
+	bool bad_from = a->from && !parse_time(a->from, &from);
+
 	if (!a->from && !a->to)
 		return true;
-	if ((a->from && !parse_time(a->from, &from)) ||
-	    (a->to && !parse_time(a->to, &to))) {
+	if (bad_from || (a->to && !parse_time(a->to, &to))) {
 		fprintf(stderr, "tagprof report pprof: --%s %s is not a time "
-			"(use e.g. 2s, 1.5s, 250ms)\n",
-			a->from && !parse_time(a->from, &from) ? "from" : "to",
-			a->from && !parse_time(a->from, &from) ? a->from : a->to);
+			"(use e.g. 2s, 1.5s, 250ms)\n", bad_from ? "from" : "to",
+			bad_from ? a->from : a->to);
 		return false;
 	}
 	if (from > to) {

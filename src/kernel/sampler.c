@@ -318,6 +318,10 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 		return ret;
 	}
 	s->skel->rodata->filter_pids = o->pids != NULL;
+	/* Only a pid filter uses the pid map: one entry otherwise, not the
+	 * hash table's buckets made and zeroed at every start. */
+	if (!o->pids)
+		bpf_map__set_max_entries(s->skel->maps.pids, 1);
 	s->skel->rodata->follow_children = o->follow_children;
 	/* Attaching a tracepoint patches kernel text on every CPU: the fork
 	 * one only where it does something. */

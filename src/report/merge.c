@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Merging pprof files into one, cut to a window and to values (merge.h). */
 #include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +21,7 @@ struct merge {
 	struct pprof *pp;		/* NULL until the first input */
 	size_t ntypes;
 	struct hashmap *no_address;	/* lines -> the address they got */
+	struct hashmap *loc_out;	/* this input's location id -> ours */
 	int64_t start_ns, end_ns;	/* the inputs' span */
 	uint64_t *ids;			/* scratch: a sample's location ids */
 	size_t ids_cap;
@@ -53,6 +52,7 @@ void merge__free(struct merge *m)
 		return;
 	pprof__free(m->pp);
 	hashmap__free(m->no_address);
+	hashmap__free(m->loc_out);
 	free(m->ids);
 	free(m->labels);
 	free(m);
@@ -63,10 +63,17 @@ const struct merge_counts *merge__counts(const struct merge *m)
 	return &m->counts;
 }
 
+/* The profile's time: the inputs' span, within the window if cut. */
 struct pprof *merge__pprof(struct merge *m)
 {
-	if (m->pp && m->start_ns <= m->end_ns)
-		pprof__set_time(m->pp, m->start_ns, m->end_ns - m->start_ns);
+	int64_t from = m->start_ns, to = m->end_ns;
+
+	if (m->cut.window) {
+		from = m->cut.from_ns > from ? m->cut.from_ns : from;
+		to = m->cut.to_ns < to ? m->cut.to_ns : to;
+	}
+	if (m->pp && from <= to)
+		pprof__set_time(m->pp, from, to - from);
 	return m->pp;
 }
 
@@ -182,8 +189,9 @@ static uint64_t out_function(struct merge *m, const struct pprofin *in,
 			       f->filename ? pprofin__str(in, f->filename) : NULL);
 }
 
-/* The output's id of in's location id; 0 on ENOMEM. */
-static uint64_t out_location(struct merge *m, const struct pprofin *in,
+/* The output's id of in's location id; 0 on ENOMEM. At most 64 lines
+ * (inlined calls) of a location are kept. */
+static uint64_t new_location(struct merge *m, const struct pprofin *in,
 			     uint64_t id)
 {
 	const Perftools__Profiles__Location *l = pprofin__location(in, id);
@@ -202,6 +210,20 @@ static uint64_t out_location(struct merge *m, const struct pprofin *in,
 	if (!addr && !(addr = no_address(m, map, fns, lines, n)))
 		return 0;
 	return pprof__location(m->pp, map, addr, fns, lines, n);
+}
+
+/* new_location, once per location of an input. */
+static uint64_t out_location(struct merge *m, const struct pprofin *in,
+			     uint64_t id)
+{
+	uint64_t out;
+
+	if (hashmap__get(m->loc_out, &id, sizeof(id), &out))
+		return out;
+	out = new_location(m, in, id);
+	if (out && hashmap__put(m->loc_out, &id, sizeof(id), out))
+		return 0;
+	return out;
 }
 
 static int add_sample(struct merge *m, const struct pprofin *in,
@@ -270,6 +292,13 @@ int merge__add(struct merge *m, const struct pprofin *in, char *err,
 				    "kind of profile", t, u);
 			return -EINVAL;
 		}
+	}
+	/* ids are the input's own: a cache per input */
+	hashmap__free(m->loc_out);
+	m->loc_out = hashmap__new(0);
+	if (!m->loc_out) {
+		errbuf__set(err, errlen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
 	}
 	if (pr->time_nanos < m->start_ns)
 		m->start_ns = pr->time_nanos;
