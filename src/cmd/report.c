@@ -115,18 +115,14 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 			a->to = optarg;
 			break;
 		case 'L':
-			if (!split_pair(optarg, &a->cut.label_key,
-					&a->cut.label_val)) {
-				fprintf(stderr, "tagprof report: --label wants "
-					"KEY=VALUE\n");
-				return 2;
-			}
-			break;
 		case 'g':
-			if (!split_pair(optarg, &a->cut.tag_key,
-					&a->cut.tag_val)) {
-				fprintf(stderr, "tagprof report: --tag wants "
-					"FIELD=NAME\n");
+			if (!split_pair(optarg, c == 'L' ? &a->cut.label_key :
+							   &a->cut.tag_key,
+					c == 'L' ? &a->cut.label_val :
+						   &a->cut.tag_val)) {
+				fprintf(stderr, "tagprof report: %s\n", c == 'L' ?
+					"--label wants KEY=VALUE" :
+					"--tag wants FIELD=NAME");
 				return 2;
 			}
 			break;

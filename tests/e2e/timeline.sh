@@ -195,22 +195,26 @@ PY
 }
 check report_window_agrees window_agrees
 
+# cut_agrees WHAT MIN IN OUT ARGS...: report pprof ARGS keeps exactly the
+# samples for which IN holds in the input (more than MIN), and every one
+# it keeps has OUT (both conditions of count).
+cut_agrees() {
+	local what=$1 min=$2 in=$3 out=$4 spec rep all; shift 4
+	"$TAGPROF" report pprof "$TMP/tl.pb.gz" "$@" -o "$TMP/cut.pb.gz" 2>"$TMP/cut.err" ||
+		{ echo "report $what failed: $(cat "$TMP/cut.err")"; return 1; }
+	spec=$(count "$TMP/tl.pb.gz" "$in")
+	rep=$(count "$TMP/cut.pb.gz" "$out")
+	all=$(count "$TMP/cut.pb.gz" 'True')
+	[ "$spec" -gt "$min" ] && [ "$rep" = "$spec" ] && [ "$all" = "$spec" ] ||
+		{ echo "$what: $all kept ($rep as asked), $spec in the input"; return 1; }
+}
+
 values_cut() {
-	local spec rep
-	"$TAGPROF" report pprof "$TMP/tl.pb.gz" --label query_id=q2 -o "$TMP/q2.pb.gz" 2>"$TMP/q2.err" ||
-		{ echo "report --label failed: $(cat "$TMP/q2.err")"; return 1; }
-	spec=$(count "$TMP/tl.pb.gz" 's.labels.get("query_id") == "q2"')
-	rep=$(count "$TMP/q2.pb.gz" 's.labels.get("query_id") == "q2"')
-	[ "$spec" -gt 500 ] && [ "$rep" = "$spec" ] &&
-		[ "$(count "$TMP/q2.pb.gz" 'True')" = "$spec" ] ||
-		{ echo "--label query_id=q2: $rep kept, $spec in the input"; return 1; }
-	"$TAGPROF" report pprof "$TMP/tl.pb.gz" --tag operator=scan --from 2s -o "$TMP/scan.pb.gz" 2>"$TMP/scan.err" ||
-		{ echo "report --tag failed: $(cat "$TMP/scan.err")"; return 1; }
-	spec=$(count "$TMP/tl.pb.gz" 's.labels.get("operator") == "scan" and t >= 2e9')
-	rep=$(count "$TMP/scan.pb.gz" 's.labels.get("operator") == "scan"')
-	[ "$spec" -gt 300 ] && [ "$rep" = "$spec" ] &&
-		[ "$(count "$TMP/scan.pb.gz" 'True')" = "$spec" ] ||
-		{ echo "--tag operator=scan --from 2s: $rep kept, $spec in the input"; return 1; }
+	cut_agrees "--label query_id=q2" 500 's.labels.get("query_id") == "q2"' \
+		's.labels.get("query_id") == "q2"' --label query_id=q2 &&
+	cut_agrees "--tag operator=scan --from 2s" 300 \
+		's.labels.get("operator") == "scan" and t >= 2e9' \
+		's.labels.get("operator") == "scan"' --tag operator=scan --from 2s
 }
 check report_values_cut values_cut
 
