@@ -213,8 +213,12 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
  * to size for them: every byte of ring the BPF side writes to has gone
  * cold in the cache by the time it comes round again, and a sample's
  * output cost 1.1 us at 4 MiB against 0.58 us at 512 KiB here (999 Hz on
- * 2 CPUs, tests/bench/bpf_stages.sh). Its pages count in the resident
- * size once written, too. */
+ * 2 CPUs, tests/bench/bpf_stages.sh). And all its pages count in the
+ * reader's resident size from the start, twice (the kernel maps the data
+ * area twice, whole): 32 MB of the agent's RSS at 16 MiB. So the size stops
+ * at 2 MiB (4 MB resident) unless every sample copies a stack (dwarf): at
+ * 999 Hz on 2 CPUs of 256-byte records, a quarter of it still takes a
+ * second to fill. */
 static __u32 ring_bytes(const struct sampler_opts *o, int ncpus,
 			bool stack_ids)
 {
@@ -228,9 +232,10 @@ static __u32 ring_bytes(const struct sampler_opts *o, int ncpus,
 			(o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
 	uint64_t want = (o->ring_seconds ? o->ring_seconds : 1) * rate *
 			(uint64_t)ncpus * per;
-	__u32 size = 256 << 10;
+	__u32 size = 256 << 10, max = o->unwind_mode == TP_UNWIND_DWARF ?
+					   16u << 20 : 2u << 20;
 
-	while (size < want && size < (16u << 20))
+	while (size < want && size < max)
 		size <<= 1;
 	return size;
 }
