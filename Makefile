@@ -22,7 +22,7 @@ WARN     := -Wall -Wextra -Wno-missing-field-initializers
 CPPFLAGS += -D_GNU_SOURCE -DTAGPROF_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(BUILD)
 # libcurl and libpfm4 are loaded with dlopen when first needed (dynlib.h):
 # built against, not linked. Unit tests that call libpfm4 link it.
-LIBS     := -lbpf -ldw -lelf -lz -lprotobuf-c -liberty -lpthread
+LIBS     := -lbpf -ldw -lelf -lz -lprotobuf-c -liberty -lpthread -lm
 TEST_LIBS := -lpfm
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* tagprof report: commands that read profiles. `report pprof` merges
  * pprof files (per-sample ones from record -T, or ordinary ones) into one
- * aggregated pprof, cut to a time window and to label or tag values. */
+ * aggregated pprof, cut to a time window and to label or tag values.
+ * `report timeline` shows per-sample ones over time: the Firefox
+ * Profiler's format, or one HTML page of lanes. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,35 +15,53 @@
 #include "cmd/report.h"
 #include "out/atomicfile.h"
 #include "out/pprof.h"
+#include "report/firefox.h"
+#include "report/htmlview.h"
 #include "report/merge.h"
 #include "report/pprofin.h"
+#include "report/timeline.h"
+#include "util/gzip.h"
+#include "util/strbuf.h"
 
 #define MAX_INPUTS 4096
 
 void report_usage(FILE *out)
 {
 	fprintf(out,
-"usage: tagprof report pprof IN.pb.gz... [--from T] [--to T]\n"
-"                            [--label KEY=VALUE] [--tag FIELD=NAME] -o OUT\n"
+"usage: tagprof report pprof IN.pb.gz... [CUT] -o OUT.pb.gz\n"
+"       tagprof report timeline IN.pb.gz... [CUT] -o OUT.json.gz\n"
+"       tagprof report timeline IN.pb.gz... [CUT] --by KEY -o OUT.html\n"
 "\n"
-"Merges pprof files into one ordinary (aggregated) pprof: equal stacks with\n"
-"equal labels become one sample, the time label t is dropped. Several\n"
-"inputs are merged into one, such as an agent's windows of one service;\n"
-"they must be the same kind of profile (the same sample types).\n"
+"pprof: merges pprof files into one ordinary (aggregated) pprof: equal\n"
+"stacks with equal labels become one sample, the time label t is dropped.\n"
+"Several inputs are merged into one, such as an agent's windows of one\n"
+"service; they must be the same kind of profile (the same sample types).\n"
 "\n"
+"timeline: per-sample profiles (record -T, the agent's timeline = true)\n"
+"shown over time. OUT.json.gz (or .json) is the Firefox Profiler's\n"
+"processed format: open it at https://profiler.firefox.com or\n"
+"https://ui.perfetto.dev. Each thread is a track of its samples, and\n"
+"each run of a thread's samples with one label or tag value (query_id=q1,\n"
+"operator=scan) is an interval marker. OUT.html is one self-contained\n"
+"page (no network): CPU over time in one lane per value of KEY, and each\n"
+"value's share.\n"
+"\n"
+"CUT:\n"
 "  --from T, --to T      keep the samples taken from T to T (both included),\n"
 "                        counted from the earliest input's start; T is a\n"
 "                        number with a unit: 2s, 1.5s, 250ms, 100us, 10ns,\n"
 "                        1m (no unit: seconds). Needs per-sample inputs\n"
-"                        (record -T, or the agent's timeline = true)\n"
 "  --label KEY=VALUE     keep the samples with this label\n"
 "  --tag FIELD=NAME      keep the samples whose register tag field FIELD is\n"
 "                        NAME (a name, or the number where it has none)\n"
-"  -o, --output FILE     the pprof to write (mode 0640, written whole)\n"
+"\n"
+"  --by KEY              timeline .html: the label or tag field whose values\n"
+"                        make the lanes (query_id, operator, ...)\n"
+"  -o, --output FILE     the file to write (mode 0640, written whole)\n"
 "  -h, --help            this help\n"
 "\n"
-"Exit status: 0, 1 when no sample was kept (an empty profile is written),\n"
-"2 for bad usage or an input that cannot be read.\n");
+"Exit status: 0, 1 when no sample was kept (an empty but valid file is\n"
+"written), 2 for bad usage or an input that cannot be read.\n");
 }
 
 /* "1.5s" -> 1500000000; false if not a duration. */
@@ -85,7 +105,9 @@ static bool split_pair(char *s, const char **key, const char **val)
 }
 
 struct report_args {
+	const char *cmd;	/* "tagprof report pprof", ... */
 	const char *output;
+	const char *by;
 	const char *from, *to;
 	struct merge_cut cut;
 	char **inputs;
@@ -99,6 +121,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "to", required_argument, NULL, 't' },
 		{ "label", required_argument, NULL, 'L' },
 		{ "tag", required_argument, NULL, 'g' },
+		{ "by", required_argument, NULL, 'b' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -120,11 +143,14 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 							   &a->cut.tag_key,
 					c == 'L' ? &a->cut.label_val :
 						   &a->cut.tag_val)) {
-				fprintf(stderr, "tagprof report: %s\n", c == 'L' ?
+				fprintf(stderr, "%s: %s\n", a->cmd, c == 'L' ?
 					"--label wants KEY=VALUE" :
 					"--tag wants FIELD=NAME");
 				return 2;
 			}
+			break;
+		case 'b':
+			a->by = optarg;
 			break;
 		case 'o':
 			a->output = optarg;
@@ -140,12 +166,12 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	a->inputs = argv + optind;
 	a->ninputs = argc - optind;
 	if (!a->ninputs || !a->output) {
-		fprintf(stderr, "tagprof report pprof: %s\n", !a->ninputs ?
+		fprintf(stderr, "%s: %s\n", a->cmd, !a->ninputs ?
 			"no input profile given" : "no output given (-o FILE)");
 		return 2;
 	}
 	if (a->ninputs > MAX_INPUTS) {
-		fprintf(stderr, "tagprof report pprof: more than %d inputs\n",
+		fprintf(stderr, "%s: more than %d inputs\n", a->cmd,
 			MAX_INPUTS);
 		return 2;
 	}
@@ -162,14 +188,15 @@ static bool set_window(struct report_args *a, int64_t base)
 	if (!a->from && !a->to)
 		return true;
 	if (bad_from || (a->to && !parse_time(a->to, &to))) {
-		fprintf(stderr, "tagprof report pprof: --%s %s is not a time "
-			"(use e.g. 2s, 1.5s, 250ms)\n", bad_from ? "from" : "to",
+		fprintf(stderr, "%s: --%s %s is not a time "
+			"(use e.g. 2s, 1.5s, 250ms)\n", a->cmd,
+			bad_from ? "from" : "to",
 			bad_from ? a->from : a->to);
 		return false;
 	}
 	if (from > to) {
-		fprintf(stderr, "tagprof report pprof: --from %s is after "
-			"--to %s\n", a->from, a->to);
+		fprintf(stderr, "%s: --from %s is after --to %s\n", a->cmd,
+			a->from, a->to);
 		return false;
 	}
 	a->cut.window = true;
@@ -189,87 +216,253 @@ static bool has_times(const struct pprofin *in)
 	return false;
 }
 
-static int write_out(struct merge *m, const char *path)
+/* Loads every input, and sets the window from the earliest one's start:
+ * 0, or 2 (said). *base: that start. */
+static int load_inputs(struct report_args *a, struct pprofin *in,
+		       int64_t *base)
 {
-	struct pprof *pp = merge__pprof(m);
-	uint8_t *buf = NULL;
-	size_t len = 0;
-	int ret = pprof__encode(pp, &buf, &len);
+	char err[512];
 
-	if (!ret)
-		ret = atomicfile__write(path, buf, len, 0640);
-	free(buf);
+	*base = INT64_MAX;
+	for (int i = 0; i < a->ninputs; i++) {
+		if (pprofin__load(&in[i], a->inputs[i], err, sizeof(err))) {
+			fprintf(stderr, "%s: %s\n", a->cmd, err);
+			return 2;
+		}
+		if (in[i].pr->time_nanos < *base)
+			*base = in[i].pr->time_nanos;
+	}
+	if (!set_window(a, *base))
+		return 2;
+	for (int i = 0; a->cut.window && i < a->ninputs; i++)
+		if (!has_times(&in[i])) {
+			fprintf(stderr, "%s: %s has no sample times (the label "
+				"t): --from/--to need a per-sample profile "
+				"(tagprof record -T)\n", a->cmd, a->inputs[i]);
+			return 2;
+		}
+	return 0;
+}
+
+static void free_inputs(struct pprofin *in, int n)
+{
+	for (int i = 0; in && i < n; i++)
+		pprofin__free(&in[i]);
+	free(in);
+}
+
+/* data written to path, or said why not. */
+static int write_file(const struct report_args *a, const void *data,
+		      size_t len)
+{
+	int ret = atomicfile__write(a->output, data, len, 0640);
+
 	if (ret)
-		fprintf(stderr, "tagprof report pprof: cannot write %s: %s\n",
-			path, strerror(-ret));
+		fprintf(stderr, "%s: cannot write %s: %s\n", a->cmd, a->output,
+			strerror(-ret));
 	return ret;
+}
+
+/* What was kept, and 1 if nothing was. */
+static int say_kept(const struct report_args *a, const struct merge_counts *n,
+		    const char *what)
+{
+	fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " samples kept from %d "
+		"file%s, %s; wrote %s\n", a->cmd, n->kept, n->samples,
+		a->ninputs, a->ninputs == 1 ? "" : "s", what, a->output);
+	if (n->untimed)
+		fprintf(stderr, "%s: %" PRIu64 " samples without a time left "
+			"out (lost ones: their time is not known)\n", a->cmd,
+			n->untimed);
+	if (n->kept)
+		return 0;
+	fprintf(stderr, "%s: no sample was kept%s\n", a->cmd, a->cut.window ?
+		": is the window inside the profiles?" : "");
+	return 1;
 }
 
 static int report_pprof(int argc, char **argv)
 {
-	struct report_args a = { 0 };
+	struct report_args a = { .cmd = "tagprof report pprof" };
 	struct pprofin *in = NULL;
-	const struct merge_counts *n;
 	struct merge *m = NULL;
-	int64_t base = INT64_MAX;
-	char err[512];
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int64_t base;
+	char err[512], what[64];
 	int ret = parse_args(argc, argv, &a), i;
 
 	if (ret)
 		return ret;
+	if (a.by) {
+		fprintf(stderr, "%s: --by is for report timeline's .html\n",
+			a.cmd);
+		return 2;
+	}
 	ret = 2;
 	in = calloc((size_t)a.ninputs, sizeof(*in));
-	if (!in)
+	if (!in || load_inputs(&a, in, &base))
 		goto out;
-	for (i = 0; i < a.ninputs; i++) {
-		if (pprofin__load(&in[i], a.inputs[i], err, sizeof(err))) {
-			fprintf(stderr, "tagprof report pprof: %s\n", err);
-			goto out;
-		}
-		if (in[i].pr->time_nanos < base)
-			base = in[i].pr->time_nanos;
-	}
-	if (!set_window(&a, base))
-		goto out;
-	for (i = 0; a.cut.window && i < a.ninputs; i++)
-		if (!has_times(&in[i])) {
-			fprintf(stderr, "tagprof report pprof: %s has no sample "
-				"times (the label t): --from/--to need a "
-				"per-sample profile (tagprof record -T)\n",
-				a.inputs[i]);
-			goto out;
-		}
 	m = merge__new(&a.cut);
 	if (!m)
 		goto out;
 	for (i = 0; i < a.ninputs; i++)
 		if (merge__add(m, &in[i], err, sizeof(err))) {
-			fprintf(stderr, "tagprof report pprof: %s: %s\n",
-				a.inputs[i], err);
+			fprintf(stderr, "%s: %s: %s\n", a.cmd, a.inputs[i], err);
 			goto out;
 		}
-	if (write_out(m, a.output))
+	if (pprof__encode(merge__pprof(m), &buf, &len)) {
+		fprintf(stderr, "%s: out of memory\n", a.cmd);
 		goto out;
-	n = merge__counts(m);
-	fprintf(stderr, "tagprof report pprof: %" PRIu64 " of %" PRIu64
-		" samples kept from %d file%s, %zu stacks; wrote %s\n",
-		n->kept, n->samples, a.ninputs, a.ninputs == 1 ? "" : "s",
-		pprof__sample_count(merge__pprof(m)), a.output);
-	if (n->untimed)
-		fprintf(stderr, "tagprof report pprof: %" PRIu64 " samples "
-			"without a time left out of the window (lost ones: "
-			"their time is not known)\n", n->untimed);
-	ret = 0;
-	if (!n->kept) {
-		fprintf(stderr, "tagprof report pprof: no sample was kept%s\n",
-			a.cut.window ? ": is the window inside the profiles?" : "");
-		ret = 1;
 	}
+	if (write_file(&a, buf, len))
+		goto out;
+	snprintf(what, sizeof(what), "%zu stacks",
+		 pprof__sample_count(merge__pprof(m)));
+	ret = say_kept(&a, merge__counts(m), what);
 out:
-	for (i = 0; in && i < a.ninputs; i++)
-		pprofin__free(&in[i]);
-	free(in);
+	free(buf);
+	free_inputs(in, a.ninputs);
 	merge__free(m);
+	return ret;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n > t && !strcmp(s + n - t, tail);
+}
+
+/* The label keys the timeline's samples carry, for an error message. */
+static void say_keys(const struct report_args *a, const struct timeline *tl)
+{
+	bool *seen = calloc(tl->nstr ? tl->nstr : 1, sizeof(*seen));
+	size_t n = 0;
+
+	if (!seen)
+		return;
+	for (size_t i = 0; i < tl->npairs; i++)
+		seen[tl->pairs[i].key] = true;
+	fprintf(stderr, "%s: the samples' labels and tag fields:", a->cmd);
+	for (size_t i = 0; i < tl->nstr; i++)
+		if (seen[i])
+			fprintf(stderr, "%s %s", n++ ? "," : "",
+				timeline__str(tl, (uint32_t)i));
+	fprintf(stderr, "%s\n", n ? "" : " none");
+	free(seen);
+}
+
+/* tl as the file a asks for, into b; *what: for the summary line. 0, or
+ * 2 (said). */
+static int render(const struct report_args *a, const struct timeline *tl,
+		  struct strbuf *b, char *what, size_t whatlen)
+{
+	struct firefox_counts fc;
+	size_t lanes;
+	int err;
+
+	if (ends_with(a->output, ".html") || ends_with(a->output, ".htm")) {
+		err = htmlview__write(tl, &(struct htmlview_opts){
+			.by = a->by, .title = a->inputs[0] }, b, &lanes);
+		if (err == -ENOENT) {
+			fprintf(stderr, "%s: no sample has the label or tag "
+				"field '%s'\n", a->cmd, a->by);
+			say_keys(a, tl);
+			return 2;
+		}
+		snprintf(what, whatlen, "%zu lanes by %s", lanes, a->by);
+	} else {
+		err = firefox__write(tl, b, &fc);
+		snprintf(what, whatlen, "%zu threads, %zu markers", fc.threads,
+			 fc.markers);
+	}
+	if (err) {
+		fprintf(stderr, "%s: %s\n", a->cmd, strerror(-err));
+		return 2;
+	}
+	return 0;
+}
+
+/* b written to the output, gzipped where its name ends in .gz. */
+static int write_rendered(const struct report_args *a, const struct strbuf *b)
+{
+	uint8_t *gz = NULL;
+	size_t len = 0;
+	int ret;
+
+	if (!ends_with(a->output, ".gz"))
+		return write_file(a, b->p, b->len);
+	if (gzip__compress((const uint8_t *)b->p, b->len, &gz, &len)) {
+		fprintf(stderr, "%s: out of memory\n", a->cmd);
+		return -ENOMEM;
+	}
+	ret = write_file(a, gz, len);
+	free(gz);
+	return ret;
+}
+
+/* The output's kind from its name; false (said) if it has none. */
+static bool output_kind_ok(const struct report_args *a)
+{
+	bool html = ends_with(a->output, ".html") || ends_with(a->output, ".htm");
+
+	if (!html && !ends_with(a->output, ".json") &&
+	    !ends_with(a->output, ".json.gz")) {
+		fprintf(stderr, "%s: -o %s: name the output .json.gz or .json "
+			"(Firefox Profiler), or .html\n", a->cmd, a->output);
+		return false;
+	}
+	if (html && !a->by) {
+		fprintf(stderr, "%s: an .html timeline needs --by KEY, the "
+			"label or tag field whose values make the lanes (e.g. "
+			"--by operator, --by query_id)\n", a->cmd);
+		return false;
+	}
+	return true;
+}
+
+static int report_timeline(int argc, char **argv)
+{
+	struct report_args a = { .cmd = "tagprof report timeline" };
+	struct pprofin *in = NULL;
+	struct timeline *tl = NULL;
+	struct strbuf b = { 0 };
+	int64_t base;
+	char err[512], what[96];
+	int ret = parse_args(argc, argv, &a), i;
+
+	if (ret)
+		return ret;
+	ret = 2;
+	if (!output_kind_ok(&a))
+		return 2;
+	in = calloc((size_t)a.ninputs, sizeof(*in));
+	tl = timeline__new();
+	if (!in || !tl || load_inputs(&a, in, &base))
+		goto out;
+	for (i = 0; i < a.ninputs; i++)
+		if (in[i].pr->n_sample && !has_times(&in[i])) {
+			fprintf(stderr, "%s: %s has no sample times (the label "
+				"t): a timeline needs a per-sample profile "
+				"(tagprof record -T, or the agent's timeline = "
+				"true)\n", a.cmd, a.inputs[i]);
+			goto out;
+		}
+	timeline__set_start(tl, base);
+	for (i = 0; i < a.ninputs; i++)
+		if (timeline__add(tl, &in[i], &a.cut, err, sizeof(err))) {
+			fprintf(stderr, "%s: %s: %s\n", a.cmd, a.inputs[i], err);
+			goto out;
+		}
+	timeline__sort(tl);
+	if (render(&a, tl, &b, what, sizeof(what)) || write_rendered(&a, &b))
+		goto out;
+	ret = say_kept(&a, &tl->counts, what);
+out:
+	strbuf__free(&b);
+	timeline__free(tl);
+	free_inputs(in, a.ninputs);
 	return ret;
 }
 
@@ -281,6 +474,8 @@ int report_main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "pprof"))
 		return report_pprof(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "timeline"))
+		return report_timeline(argc - 1, argv + 1);
 	fprintf(stderr, "tagprof report: unknown report '%s'\n", argv[1]);
 	report_usage(stderr);
 	return 2;

@@ -120,11 +120,9 @@ static bool has_value(const struct pprofin *in,
 	return false;
 }
 
-/* Whether the cut keeps s. */
-static bool kept(struct merge *m, const struct pprofin *in,
-		 const Perftools__Profiles__Sample *s)
+bool merge_cut__keeps(const struct merge_cut *c, const struct pprofin *in,
+		      const Perftools__Profiles__Sample *s, uint64_t *untimed)
 {
-	const struct merge_cut *c = &m->cut;
 	int64_t t, at;
 
 	if (c->label_key && !has_value(in, s, c->label_key, c->label_val))
@@ -134,7 +132,7 @@ static bool kept(struct merge *m, const struct pprofin *in,
 	if (!c->window)
 		return true;
 	if (pprofin__sample_time(in, s, &t)) {
-		m->counts.untimed++;
+		(*untimed)++;
 		return false;
 	}
 	at = in->pr->time_nanos + t;
@@ -306,7 +304,8 @@ int merge__add(struct merge *m, const struct pprofin *in, char *err,
 		m->end_ns = pr->time_nanos + pr->duration_nanos;
 	for (size_t i = 0; i < pr->n_sample; i++) {
 		m->counts.samples++;
-		if (!kept(m, in, pr->sample[i]))
+		if (!merge_cut__keeps(&m->cut, in, pr->sample[i],
+				      &m->counts.untimed))
 			continue;
 		ret = add_sample(m, in, pr->sample[i]);
 		if (ret) {

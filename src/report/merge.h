@@ -21,6 +21,11 @@ struct merge_cut {
 	const char *tag_key, *tag_val;		/* NULL: any */
 };
 
+/* Whether cut c keeps sample s of in; a sample without a time that a
+ * window leaves out is counted in *untimed. */
+bool merge_cut__keeps(const struct merge_cut *c, const struct pprofin *in,
+		      const Perftools__Profiles__Sample *s, uint64_t *untimed);
+
 struct merge_counts {
 	uint64_t samples;		/* read */
 	uint64_t kept;
