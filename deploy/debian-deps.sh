@@ -18,6 +18,7 @@ PKGS=(
   debuginfod         # tests: a debuginfod server and debuginfod-find
   python3-yaml       # tests: parse deploy/kubernetes/daemonset.yaml
   libc6-dbg          # tests: glibc's DWARF, which the agent's memory-bound test reads
+  chromium           # tests: render report timeline's HTML, headless
   procps util-linux
 )
 
