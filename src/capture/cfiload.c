@@ -57,15 +57,23 @@ static void reset_tables(struct cfiload *l)
 }
 
 /* Writes t into the arrays: its rows, its page index, then the slot that
- * names them, so that a walk that finds the slot finds them whole. */
+ * names them, so that a walk that finds the slot finds them whole. The
+ * arrays are mapped as far as they are used (sampler__cfi_fit). 0,
+ * -ENOSPC when t does not fit, or a mapping's -errno. */
 static int write_table(struct cfiload *l, const struct cfitable *t,
 		       uint32_t *slot)
 {
 	struct tp_cfi_bin *b;
 
+	int err;
+
 	if (l->nbins >= l->t.max_bins || t->nrows > l->t.max_rows - l->rows ||
 	    t->npages + 1 > l->t.max_pages - l->pages)
 		return -ENOSPC;
+	err = sampler__cfi_fit(l->s, l->rows + t->nrows,
+			       l->pages + t->npages + 1, l->nbins + 1);
+	if (err)
+		return err;
 	memcpy(&l->t.rows[l->rows], t->rows, t->nrows * sizeof(*t->rows));
 	for (uint32_t i = 0; i <= t->npages; i++)
 		l->t.pages[l->pages + i] = t->pages[i];

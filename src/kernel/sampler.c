@@ -33,6 +33,7 @@ struct sampler {
 	sampler_record_fn fn;
 	void *ctx;
 	struct sampler_cfi cfi;		/* mapped on first use */
+	size_t cfi_mapped[3];		/* bytes of rows, pages, bins mapped */
 };
 
 static int libbpf_verbosity;
@@ -580,16 +581,40 @@ static size_t mapped_len(struct bpf_map *m)
 	return (len + TP_PAGE_SIZE - 1) & ~(size_t)(TP_PAGE_SIZE - 1);
 }
 
-/* Maps array map m into the agent: NULL on failure. */
-static void *map_array(struct bpf_map *m, uint32_t *entries)
+/* Reserves the address space for a mapping of array map m, mapped by
+ * map_prefix as it fills: NULL on failure. The kernel maps every page of
+ * an array mapping at once, and each counts in the agent's resident size:
+ * the CFI tables, 10 MB whole, cost what their used part spans. */
+static void *reserve_array(struct bpf_map *m, uint32_t *entries)
 {
-	void *p = mmap(NULL, mapped_len(m), PROT_READ | PROT_WRITE, MAP_SHARED,
-		       bpf_map__fd(m), 0);
+	void *p = mmap(NULL, mapped_len(m), PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
 	*entries = bpf_map__max_entries(m);
 	return p;
+}
+
+/* Grows the mapped part of array m at base (*mapped bytes now) to hold
+ * its first n values, in steps of CFI_MAP_STEP. 0 or -errno. */
+#define CFI_MAP_STEP	(256u << 10)
+static int map_prefix(struct bpf_map *m, void *base, size_t *mapped,
+		      uint32_t n)
+{
+	size_t want = (size_t)n * bpf_map__value_size(m), len = mapped_len(m);
+
+	if (want <= *mapped)
+		return 0;
+	want = (want + CFI_MAP_STEP - 1) & ~(size_t)(CFI_MAP_STEP - 1);
+	if (want > len)
+		want = len;
+	if (mmap((char *)base + *mapped, want - *mapped, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, bpf_map__fd(m),
+		 (off_t)*mapped) == MAP_FAILED)
+		return -errno;
+	*mapped = want;
+	return 0;
 }
 
 static void unmap_array(void *p, struct bpf_map *m)
@@ -605,9 +630,9 @@ int sampler__cfi_tables(struct sampler *s, struct sampler_cfi *out)
 	if (bpf_map__max_entries(s->skel->maps.cfi_rows) <= 1)
 		return -ENOTSUP;
 	if (!c->rows) {
-		c->rows = map_array(s->skel->maps.cfi_rows, &c->max_rows);
-		c->pages = map_array(s->skel->maps.cfi_pages, &c->max_pages);
-		c->bins = map_array(s->skel->maps.cfi_bins, &c->max_bins);
+		c->rows = reserve_array(s->skel->maps.cfi_rows, &c->max_rows);
+		c->pages = reserve_array(s->skel->maps.cfi_pages, &c->max_pages);
+		c->bins = reserve_array(s->skel->maps.cfi_bins, &c->max_bins);
 		if (!c->rows || !c->pages || !c->bins) {
 			int err = -errno;
 
@@ -620,6 +645,25 @@ int sampler__cfi_tables(struct sampler *s, struct sampler_cfi *out)
 	}
 	*out = *c;
 	return 0;
+}
+
+int sampler__cfi_fit(struct sampler *s, uint32_t rows, uint32_t pages,
+		     uint32_t bins)
+{
+	struct sampler_cfi *c = &s->cfi;
+	int err;
+
+	if (!c->rows)
+		return -EINVAL;
+	err = map_prefix(s->skel->maps.cfi_rows, c->rows, &s->cfi_mapped[0],
+			 rows);
+	if (!err)
+		err = map_prefix(s->skel->maps.cfi_pages, c->pages,
+				 &s->cfi_mapped[1], pages);
+	if (!err)
+		err = map_prefix(s->skel->maps.cfi_bins, c->bins,
+				 &s->cfi_mapped[2], bins);
+	return err;
 }
 
 int sampler__write_cfi_proc(struct sampler *s, uint32_t pid,
