@@ -32,13 +32,29 @@ struct lane {
 
 struct view {
 	const struct timeline *tl;
-	uint32_t key;
+	const char *by;
+	uint32_t key;		/* a label's; TL_NONE for a thread field */
+	enum { BY_LABEL, BY_PROCESS, BY_THREAD } kind;
 	struct lane *lanes;	/* every value, then sorted; drawn: nlanes */
 	size_t nvals, nlanes;
 	uint32_t *lane_of;	/* value string -> index into lanes */
 	uint64_t total;
 	int64_t t0, t1;		/* the samples' span, ns */
 };
+
+/* Sample s of thread t's value of the --by key (a string). */
+static uint32_t value_of(const struct view *v, const struct tl_thread *t,
+			 const struct tl_sample *s)
+{
+	switch (v->kind) {
+	case BY_PROCESS:
+		return t->process;
+	case BY_THREAD:
+		return t->name;
+	default:
+		return timeline__value(v->tl, s, v->key);
+	}
+}
 
 static int by_samples(const void *a, const void *b)
 {
@@ -65,7 +81,7 @@ static int count_values(struct view *v)
 	for (size_t i = 0; i < tl->nthreads; i++)
 		for (size_t j = 0; j < tl->threads[i].n; j++) {
 			const struct tl_sample *s = &tl->threads[i].s[j];
-			uint32_t val = timeline__value(tl, s, v->key);
+			uint32_t val = value_of(v, &tl->threads[i], s);
 			size_t slot = val == TL_NONE ? tl->nstr : val;
 
 			if (v->lane_of[slot] == TL_NONE) {
@@ -118,7 +134,7 @@ static void fill_bins(struct view *v)
 	for (size_t i = 0; i < tl->nthreads; i++)
 		for (size_t j = 0; j < tl->threads[i].n; j++) {
 			const struct tl_sample *s = &tl->threads[i].s[j];
-			uint32_t val = timeline__value(tl, s, v->key);
+			uint32_t val = value_of(v, &tl->threads[i], s);
 			uint32_t lane = v->lane_of[val == TL_NONE ? tl->nstr :
 							    val];
 
@@ -129,13 +145,16 @@ static void fill_bins(struct view *v)
 static void lane_name(struct strbuf *b, const struct view *v,
 		      const struct lane *l)
 {
-	if (l->rest)
+	if (l->rest) {
 		strbuf__printf(b, "(%zu other values)",
 			       v->nvals - v->nlanes + 1);
-	else if (l->val == TL_NONE)
-		strbuf__printf(b, "(no %s)", timeline__str(v->tl, v->key));
-	else
+	} else if (l->val == TL_NONE) {
+		strbuf__puts(b, "(no ");
+		strbuf__html(b, v->by);
+		strbuf__puts(b, ")");
+	} else {
 		strbuf__html(b, timeline__str(v->tl, l->val));
+	}
 }
 
 /* A tick step of 1, 2 or 5 times a power of ten: at most 12 ticks. */
@@ -226,7 +245,7 @@ static void write_svg(struct strbuf *b, const struct view *v)
 static void write_table(struct strbuf *b, const struct view *v)
 {
 	strbuf__puts(b, "<table id=\"shares\"><thead><tr><th>");
-	strbuf__html(b, timeline__str(v->tl, v->key));
+	strbuf__html(b, v->by);
 	strbuf__puts(b, "</th><th>samples</th><th>share of CPU</th>");
 	if (v->tl->period_ns)
 		strbuf__puts(b, "<th>CPU seconds</th>");
@@ -237,11 +256,7 @@ static void write_table(struct strbuf *b, const struct view *v)
 		double share = 100.0 * l->samples / (v->total ? v->total : 1);
 
 		strbuf__puts(b, "<tr><td>");
-		if (l->val == TL_NONE)
-			strbuf__printf(b, "(no %s)",
-				       timeline__str(v->tl, v->key));
-		else
-			strbuf__html(b, timeline__str(v->tl, l->val));
+		lane_name(b, v, &(struct lane){ .val = l->val });
 		strbuf__printf(b, "</td><td>%" PRIu64 "</td><td class=\"share\" "
 			       "data-share=\"%.2f\"><span class=\"bar\" "
 			       "style=\"width:%.0fpx\"></span>%.1f%%</td>",
@@ -294,11 +309,17 @@ static void write_page(struct strbuf *b, const struct view *v,
 int htmlview__write(const struct timeline *tl, const struct htmlview_opts *o,
 		    struct strbuf *out, size_t *lanes)
 {
-	struct view v = { .tl = tl, .key = timeline__find_str(tl, o->by) };
+	struct view v = { .tl = tl, .by = o->by,
+			  .key = timeline__find_str(tl, o->by) };
 	int err;
 
 	*lanes = 0;
-	if (v.key == TL_NONE)
+	/* the thread's own fields are not labels of the timeline's samples */
+	if (!strcmp(o->by, "process"))
+		v.kind = BY_PROCESS;
+	else if (!strcmp(o->by, "thread_name"))
+		v.kind = BY_THREAD;
+	else if (v.key == TL_NONE)
 		return -ENOENT;
 	err = count_values(&v);
 	if (!err && (v.nvals == 0 ||

@@ -325,21 +325,44 @@ static int add_pairs(struct timeline *tl, const struct pprofin *in,
 	return 0;
 }
 
-static int add_sample(struct timeline *tl, const struct pprofin *in,
-		      const Perftools__Profiles__Sample *s, int64_t t)
+/* The stack of sample s. A per-sample profile repeats its stacks: they
+ * are looked up by their location ids (seen: this input's), one hash per
+ * sample rather than several per frame. *err on ENOMEM. */
+static uint32_t sample_stack(struct timeline *tl, const struct pprofin *in,
+			     const Perftools__Profiles__Sample *s,
+			     struct hashmap *seen, int *err)
 {
 	static uint32_t frames[MAX_DEPTH];
+	size_t len = s->n_location_id * sizeof(*s->location_id);
+	uint64_t v;
+	uint32_t st;
+	int n;
+
+	if (len && hashmap__get(seen, s->location_id, len, &v))
+		return (uint32_t)v;
+	n = frames_of(tl, in, s, frames, MAX_DEPTH);
+	if (n < 0) {
+		*err = n;
+		return TL_NONE;
+	}
+	st = stack_of(tl, frames, (size_t)n, err);
+	if (!*err && len && hashmap__put(seen, s->location_id, len, st))
+		*err = -ENOMEM;
+	return st;
+}
+
+static int add_sample(struct timeline *tl, const struct pprofin *in,
+		      const Perftools__Profiles__Sample *s, int64_t t,
+		      struct hashmap *seen)
+{
 	struct ident id = ident_of(in, s);
 	struct tl_thread *th = thread_of(tl, &id);
 	struct tl_sample smp = { .t_ns = t };
-	int n, err = 0;
+	int err = 0;
 
 	if (!th)
 		return -ENOMEM;
-	n = frames_of(tl, in, s, frames, MAX_DEPTH);
-	if (n < 0)
-		return n;
-	smp.stack = stack_of(tl, frames, (size_t)n, &err);
+	smp.stack = sample_stack(tl, in, s, seen, &err);
 	if (err || add_pairs(tl, in, s, &smp))
 		return -ENOMEM;
 	if (grow__array(&th->s, &th->cap, th->n + 1, sizeof(*th->s), 1024))
@@ -367,7 +390,13 @@ int timeline__add(struct timeline *tl, const struct pprofin *in,
 {
 	const Perftools__Profiles__Profile *pr = in->pr;
 	int64_t base = pr->time_nanos - tl->start_ns, t;
-	int ret;
+	struct hashmap *seen = hashmap__new(0);	/* location ids -> stack */
+	int ret = 0;
+
+	if (!seen) {
+		errbuf__set(err, errlen, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 
 	if (!tl->period_ns)
 		tl->period_ns = period_ns(in);
@@ -383,14 +412,15 @@ int timeline__add(struct timeline *tl, const struct pprofin *in,
 			tl->counts.untimed++;
 			continue;
 		}
-		ret = add_sample(tl, in, s, base + t);
+		ret = add_sample(tl, in, s, base + t, seen);
 		if (ret) {
 			errbuf__set(err, errlen, "%s", strerror(-ret));
-			return ret;
+			break;
 		}
 		tl->counts.kept++;
 	}
-	return 0;
+	hashmap__free(seen);
+	return ret;
 }
 
 static int by_time(const void *a, const void *b)

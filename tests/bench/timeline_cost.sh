@@ -5,7 +5,9 @@
 #     encoded both ways, median of RUNS;
 #  2. record -a at 999 Hz for SECONDS over two copies of fixedwork, with
 #     and without -T, interleaved RUNS times: the file's bytes per sample and
-#     the whole run's CPU (task-clock) per sample, medians.
+#     the whole run's CPU (task-clock) per sample, medians;
+#  3. tagprof report pprof and report timeline (.json.gz, .html) over the
+#     per-sample file: CPU and peak RSS per 100k samples, the outputs' sizes.
 # usage: tests/bench/timeline_cost.sh [SECONDS]   (root for part 2, after make)
 # env:   RUNS (default 3), BUILD (default build)
 set -euo pipefail
@@ -60,4 +62,27 @@ for m in merged timeline; do
 	bps=$(awk -v m=$m '$1 == m && $2 { print $3 / $2 }' "$TMP/rec" | median)
 	us=$(awk -v m=$m '$1 == m && $2 { print 1000 * $4 / $2 }' "$TMP/rec" | median)
 	printf '%-9s %8s %10.0f %9.1f %14.1f\n' "$m" "$n" "$kb" "$bps" "$us"
+done
+
+# 3. tagprof report on the last per-sample file of part 2: CPU and peak RSS
+#    per 100k samples read (GNU time), and the size of each output.
+echo
+n=$(awk '$1 == "timeline" { print $2 }' "$TMP/rec" | tail -1)
+echo "tagprof report over record -T's file ($n samples; median of $RUNS runs, per 100k samples):"
+for r in $(seq "$RUNS"); do
+	for out in pprof:w.pb.gz timeline:t.json.gz timeline:t.html; do
+		cmd=${out%%:*} file=$TMP/${out#*:}
+		by=(); [ "${file##*.}" = html ] && by=(--by process)
+		/usr/bin/time -f '%U %S %M' -o "$TMP/time" "$B/tagprof" report "$cmd" \
+			"$TMP/timeline.pb.gz" "${by[@]}" -o "$file" 2>/dev/null
+		read -r u s kb <"$TMP/time"
+		echo "$cmd:${out#*:} $u $s $kb $(stat -c %s "$file")" >>"$TMP/rep"
+	done
+done
+printf '%-22s %14s %14s %10s\n' output cpu_ms/100k peak_RSS_MB file_KB
+for o in pprof:w.pb.gz timeline:t.json.gz timeline:t.html; do
+	cpu=$(awk -v o="$o" -v n="$n" '$1 == o { print ($2 + $3) * 1000 * 100000 / n }' "$TMP/rep" | median)
+	rss=$(awk -v o="$o" '$1 == o { print $4 / 1024 }' "$TMP/rep" | median)
+	kb=$(awk -v o="$o" '$1 == o { print $5 / 1024 }' "$TMP/rep" | median)
+	printf '%-22s %14.0f %14.1f %10.0f\n' "report ${o%%:*} ${o#*:}" "$cpu" "$rss" "$kb"
 done
