@@ -10,7 +10,8 @@
 . "$(dirname "$0")/../lib.sh"
 need_bpf timeline_every_sample timeline_phases timeline_tagfocus_window \
 	timeline_default_merged timeline_agent_key timeline_agent_windows \
-	report_window_agrees report_values_cut report_inputs_merge report_bad_input
+	report_window_agrees report_values_cut report_inputs_merge \
+	report_timeline_windows report_bad_input
 
 check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
 	local name=$1 why; shift
@@ -230,6 +231,20 @@ inputs_merge() {
 		{ echo "${#files[@]} windows of $sum samples merged into $n"; return 1; }
 }
 check report_inputs_merge inputs_merge
+
+# The same windows as one timeline: every timed sample on its thread, in a
+# file the Firefox Profiler format's checker passes.
+windows_timeline() {
+	local files=("$TMP"/agent/*.pb.gz) sum=0 out
+	for f in "${files[@]}"; do sum=$((sum + $(count "$f" 't is not None'))); done
+	"$TAGPROF" report timeline "${files[@]}" -o "$TMP/all.json.gz" 2>"$TMP/allt.err" ||
+		{ echo "report timeline failed: $(cat "$TMP/allt.err")"; return 1; }
+	out=$(python3 "$(dirname "$0")/../firefox_check.py" "$TMP/all.json.gz") ||
+		{ echo "$out"; return 1; }
+	grep -q "threads, $sum samples," <<<"$out" && [ "$sum" -gt 500 ] ||
+		{ echo "${#files[@]} windows of $sum timed samples: $out"; return 1; }
+}
+check report_timeline_windows windows_timeline
 
 # expect_report RC PATTERN ARGS...: report pprof exits RC and says PATTERN.
 expect_report() {
