@@ -98,6 +98,17 @@ near() {
 	awk -v x="$1" -v p="$2" -v t="$t" 'BEGIN { exit !(x >= p - t && x <= p + t) }'
 }
 
+# says RC PATTERN COMMAND...: true when COMMAND exits RC and its stderr
+# matches the extended regular expression PATTERN (any case); else says
+# what it did instead.
+says() {
+	local want=$1 pattern=$2 rc; shift 2
+	"$@" >/dev/null 2>"$TMP/says.err"
+	rc=$?
+	[ $rc = "$want" ] && grep -qiE -- "$pattern" "$TMP/says.err" ||
+		{ echo "${*#"$TAGPROF "}: exit $rc, said: $(cat "$TMP/says.err") (want $want, /$pattern/)"; return 1; }
+}
+
 # no_pprof_warnings NAME: fails NAME when the last pprof run warned.
 pprof_warned() { grep -qi 'warn\|error\|fail' "$TMP/pprof.err"; }
 

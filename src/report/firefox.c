@@ -338,97 +338,128 @@ static void write_markers(struct strbuf *b, const struct timeline *tl,
 	strbuf__printf(b, "\"length\":%zu},", mk->n);
 }
 
+/* What the table columns are read from. */
+struct cols {
+	const struct timeline *tl;
+	const struct local *l;
+	const uint32_t *lib_index;
+};
+
+/* A column's value of row i, or -1 where the column has its "none". */
+typedef int64_t (*col_fn)(const struct cols *c, size_t i);
+
+static int64_t stack_frame(const struct cols *c, size_t i)
+{
+	return c->l->frame[c->tl->stacks[c->l->stacks[i]].frame];
+}
+
+static int64_t stack_prefix(const struct cols *c, size_t i)
+{
+	uint32_t p = c->tl->stacks[c->l->stacks[i]].prefix;
+
+	return p == TL_NONE ? -1 : (int64_t)c->l->stack[p];
+}
+
+static const struct tl_func *frame_func(const struct cols *c, size_t i)
+{
+	return &c->tl->funcs[c->tl->frames[c->l->frames[i]].func];
+}
+
+static int64_t frame_category(const struct cols *c, size_t i)
+{
+	return frame_func(c, i)->kernel ? CAT_KERNEL : CAT_USER;
+}
+
+static int64_t frame_func_ix(const struct cols *c, size_t i)
+{
+	return c->l->func[c->tl->frames[c->l->frames[i]].func];
+}
+
+static int64_t frame_line(const struct cols *c, size_t i)
+{
+	int64_t line = c->tl->frames[c->l->frames[i]].line;
+
+	return line > 0 ? line : -1;
+}
+
+static int64_t func_name(const struct cols *c, size_t i)
+{
+	return c->l->str[c->tl->funcs[c->l->funcs[i]].name];
+}
+
+static int64_t func_resource(const struct cols *c, size_t i)
+{
+	uint32_t lib = c->tl->funcs[c->l->funcs[i]].lib;
+
+	return lib == TL_NONE ? -1 : (int64_t)c->l->lib[lib];
+}
+
+static int64_t resource_lib(const struct cols *c, size_t i)
+{
+	return c->lib_index[c->l->libs[i]];
+}
+
+static int64_t resource_name(const struct cols *c, size_t i)
+{
+	return c->l->str[c->l->libs[i]];
+}
+
+/* "name":[...], of n rows, none written where get gives -1. */
+static void column(struct strbuf *b, const char *name, size_t n, col_fn get,
+		   const struct cols *c, const char *none)
+{
+	strbuf__printf(b, "\"%s\":[", name);
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = get(c, i);
+
+		if (v < 0)
+			strbuf__printf(b, "%s%s", i ? "," : "", none);
+		else
+			strbuf__printf(b, "%s%" PRId64, i ? "," : "", v);
+	}
+	strbuf__puts(b, "],");
+}
+
 static void write_tables(struct strbuf *b, const struct timeline *tl,
 			 const struct local *l, const uint32_t *lib_index)
 {
-	size_t i;
+	const struct cols c = { tl, l, lib_index };
 
-	strbuf__puts(b, "\"stackTable\":{\"frame\":[");
-	for (i = 0; i < l->nstacks; i++)
-		strbuf__printf(b, "%s%" PRIu32, i ? "," : "",
-			       l->frame[tl->stacks[l->stacks[i]].frame]);
-	strbuf__puts(b, "],\"prefix\":[");
-	for (i = 0; i < l->nstacks; i++) {
-		uint32_t p = tl->stacks[l->stacks[i]].prefix;
-
-		if (p == TL_NONE)
-			strbuf__printf(b, "%snull", i ? "," : "");
-		else
-			strbuf__printf(b, "%s%" PRIu32, i ? "," : "",
-				       l->stack[p]);
-	}
-	strbuf__printf(b, "],\"length\":%zu},", l->nstacks);
+	strbuf__puts(b, "\"stackTable\":{");
+	column(b, "frame", l->nstacks, stack_frame, &c, "");
+	column(b, "prefix", l->nstacks, stack_prefix, &c, "null");
+	strbuf__printf(b, "\"length\":%zu},", l->nstacks);
 
 	strbuf__puts(b, "\"frameTable\":{");
 	const_column(b, "address", "-1", l->nframes);
 	const_column(b, "inlineDepth", "0", l->nframes);
-	strbuf__puts(b, "\"category\":[");
-	for (i = 0; i < l->nframes; i++)
-		strbuf__printf(b, "%s%d", i ? "," : "",
-			       tl->funcs[tl->frames[l->frames[i]].func].kernel ?
-			       CAT_KERNEL : CAT_USER);
-	strbuf__puts(b, "],");
+	column(b, "category", l->nframes, frame_category, &c, "");
 	const_column(b, "subcategory", "0", l->nframes);
-	strbuf__puts(b, "\"func\":[");
-	for (i = 0; i < l->nframes; i++)
-		strbuf__printf(b, "%s%" PRIu32, i ? "," : "",
-			       l->func[tl->frames[l->frames[i]].func]);
-	strbuf__puts(b, "],");
+	column(b, "func", l->nframes, frame_func_ix, &c, "");
 	const_column(b, "nativeSymbol", "null", l->nframes);
 	const_column(b, "innerWindowID", "null", l->nframes);
-	strbuf__puts(b, "\"line\":[");
-	for (i = 0; i < l->nframes; i++) {
-		int64_t line = tl->frames[l->frames[i]].line;
-
-		if (line > 0)
-			strbuf__printf(b, "%s%" PRId64, i ? "," : "", line);
-		else
-			strbuf__printf(b, "%snull", i ? "," : "");
-	}
-	strbuf__puts(b, "],");
+	column(b, "line", l->nframes, frame_line, &c, "null");
 	const_column(b, "column", "null", l->nframes);
 	strbuf__printf(b, "\"length\":%zu},", l->nframes);
 
-	strbuf__puts(b, "\"funcTable\":{\"name\":[");
-	for (i = 0; i < l->nfuncs; i++)
-		strbuf__printf(b, "%s%" PRIu32, i ? "," : "",
-			       l->str[tl->funcs[l->funcs[i]].name]);
-	strbuf__puts(b, "],");
+	strbuf__puts(b, "\"funcTable\":{");
+	column(b, "name", l->nfuncs, func_name, &c, "");
 	const_column(b, "isJS", "false", l->nfuncs);
 	const_column(b, "relevantForJS", "false", l->nfuncs);
-	strbuf__puts(b, "\"resource\":[");
-	for (i = 0; i < l->nfuncs; i++) {
-		uint32_t lib = tl->funcs[l->funcs[i]].lib;
-
-		if (lib == TL_NONE)
-			strbuf__printf(b, "%s-1", i ? "," : "");
-		else
-			strbuf__printf(b, "%s%" PRIu32, i ? "," : "",
-				       l->lib[lib]);
-	}
-	strbuf__puts(b, "],");
+	column(b, "resource", l->nfuncs, func_resource, &c, "-1");
 	const_column(b, "fileName", "null", l->nfuncs);
 	const_column(b, "lineNumber", "null", l->nfuncs);
 	const_column(b, "columnNumber", "null", l->nfuncs);
 	strbuf__printf(b, "\"length\":%zu},", l->nfuncs);
 
 	/* resources: one per library the thread's functions are in */
-	strbuf__printf(b, "\"resourceTable\":{\"length\":%zu,\"lib\":[",
-		       l->nlibs);
-	for (i = 0; i < l->nlibs; i++)
-		strbuf__printf(b, "%s%" PRIu32, i ? "," : "",
-			       lib_index[l->libs[i]]);
-	strbuf__puts(b, "],\"name\":[");
-	for (i = 0; i < l->nlibs; i++)
-		strbuf__printf(b, "%s%" PRIu32, i ? "," : "",
-			       l->str[l->libs[i]]);
-	strbuf__puts(b, "],");
+	strbuf__puts(b, "\"resourceTable\":{");
+	column(b, "lib", l->nlibs, resource_lib, &c, "");
+	column(b, "name", l->nlibs, resource_name, &c, "");
 	const_column(b, "host", "null", l->nlibs);
 	const_column(b, "type", "1", l->nlibs);	/* 1: a library */
-	/* drop the trailing comma of the last column */
-	if (!b->err)
-		b->p[--b->len] = '\0';
-	strbuf__puts(b, "},\"nativeSymbols\":{\"libIndex\":[],\"address\":[],"
+	strbuf__printf(b, "\"length\":%zu},", l->nlibs);
+	strbuf__puts(b, "\"nativeSymbols\":{\"libIndex\":[],\"address\":[],"
 		     "\"name\":[],\"functionSize\":[],\"length\":0},");
 }
 

@@ -94,47 +94,21 @@ static uint32_t intern_str(struct timeline *tl, const char *s)
 	return (uint32_t)tl->nstr++;
 }
 
-/* The index of the row (key, n bytes) in an interned table of *n rows:
- * the row is added by add() when new. TL_NONE on ENOMEM. */
-static uint32_t intern_row(struct hashmap *ix, const void *key, size_t len,
-			   size_t *n, int (*add)(struct timeline *, const void *),
-			   struct timeline *tl)
+/* The index of row (size bytes) in the interned table at arrp (*n rows,
+ * room for *cap), added if new; TL_NONE on ENOMEM. The row is its own
+ * key: callers zero its padding. */
+static uint32_t intern_row(struct hashmap *ix, void *arrp, size_t *n,
+			   size_t *cap, const void *row, size_t size)
 {
 	uint64_t v;
 
-	if (hashmap__get(ix, key, len, &v))
+	if (hashmap__get(ix, row, size, &v))
 		return (uint32_t)v;
-	if (*n >= TL_NONE - 1 || add(tl, key) ||
-	    hashmap__put(ix, key, len, *n - 1))
+	if (*n >= TL_NONE - 1 || grow__array(arrp, cap, *n + 1, size, 256) ||
+	    hashmap__put(ix, row, size, *n))
 		return TL_NONE;
-	return (uint32_t)(*n - 1);
-}
-
-static int add_func(struct timeline *tl, const void *key)
-{
-	if (grow__array(&tl->funcs, &tl->capfuncs, tl->nfuncs + 1,
-			sizeof(*tl->funcs), 256))
-		return -ENOMEM;
-	memcpy(&tl->funcs[tl->nfuncs++], key, sizeof(*tl->funcs));
-	return 0;
-}
-
-static int add_frame(struct timeline *tl, const void *key)
-{
-	if (grow__array(&tl->frames, &tl->capframes, tl->nframes + 1,
-			sizeof(*tl->frames), 256))
-		return -ENOMEM;
-	memcpy(&tl->frames[tl->nframes++], key, sizeof(*tl->frames));
-	return 0;
-}
-
-static int add_stack(struct timeline *tl, const void *key)
-{
-	if (grow__array(&tl->stacks, &tl->capstacks, tl->nstacks + 1,
-			sizeof(*tl->stacks), 1024))
-		return -ENOMEM;
-	memcpy(&tl->stacks[tl->nstacks++], key, sizeof(*tl->stacks));
-	return 0;
+	memcpy(*(char **)arrp + *n * size, row, size);
+	return (uint32_t)(*n)++;
 }
 
 /* The file name of a path: what a library is called in a call tree. */
@@ -175,13 +149,13 @@ static uint32_t frame_of(struct timeline *tl, const struct pprofin *in,
 	f.kernel = !strncmp(file, "[kernel", 7);
 	if (f.name == TL_NONE || (*file && f.lib == TL_NONE))
 		return TL_NONE;
-	fr.func = intern_row(tl->func_ix, &f, sizeof(f), &tl->nfuncs,
-			     add_func, tl);
+	fr.func = intern_row(tl->func_ix, &tl->funcs, &tl->nfuncs,
+			     &tl->capfuncs, &f, sizeof(f));
 	fr.line = ln ? ln->line : 0;
 	if (fr.func == TL_NONE)
 		return TL_NONE;
-	return intern_row(tl->frame_ix, &fr, sizeof(fr), &tl->nframes,
-			  add_frame, tl);
+	return intern_row(tl->frame_ix, &tl->frames, &tl->nframes,
+			  &tl->capframes, &fr, sizeof(fr));
 }
 
 /* The frames of sample s, root first, into out (at most max); their
@@ -224,8 +198,9 @@ static uint32_t stack_of(struct timeline *tl, const uint32_t *frames,
 
 	for (size_t i = 0; i < n; i++) {
 		st.frame = frames[i];
-		st.prefix = intern_row(tl->stack_ix, &st, sizeof(st),
-				       &tl->nstacks, add_stack, tl);
+		st.prefix = intern_row(tl->stack_ix, &tl->stacks,
+				       &tl->nstacks, &tl->capstacks, &st,
+				       sizeof(st));
 		if (st.prefix == TL_NONE) {
 			*err = -ENOMEM;
 			return TL_NONE;

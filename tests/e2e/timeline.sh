@@ -247,13 +247,7 @@ windows_timeline() {
 check report_timeline_windows windows_timeline
 
 # expect_report RC PATTERN ARGS...: report pprof exits RC and says PATTERN.
-expect_report() {
-	local want=$1 pattern=$2 rc; shift 2
-	"$TAGPROF" report pprof "$@" >/dev/null 2>"$TMP/bad.err"
-	rc=$?
-	[ $rc = "$want" ] && grep -qiE -- "$pattern" "$TMP/bad.err" ||
-		{ echo "report pprof $*: exit $rc, said: $(cat "$TMP/bad.err") (want $want, /$pattern/)"; return 1; }
-}
+expect_report() { says "$1" "$2" "$TAGPROF" report pprof "${@:3}"; }
 
 bad_input() {
 	head -c 3000 "$TMP/tl.pb.gz" >"$TMP/cut.pb.gz"

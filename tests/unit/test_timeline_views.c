@@ -21,7 +21,7 @@ static char dir[] = "/tmp/test_timeline_views.XXXXXX";
 #define MS 1000000ll
 
 /* thread 10: op a at 0-4 ms, b at 5-7, a at 8-9; thread 11: op a at 0, 1
- * and 100 ms (a gap: two runs), its last with a hostile value. Period 1
+ * and 100 ms (a gap: two runs), then a hostile value at 101 ms. Period 1
  * ms. Stacks: main -> f everywhere. */
 static const char *write_profile(void)
 {
@@ -51,12 +51,12 @@ static const char *write_profile(void)
 		if (pprof__add_sample_at(p, locs, 2, v, l, 3, i * MS))
 			abort();
 	}
-	for (int i = 0; i < 3; i++) {
-		int64_t t[3] = { 0, MS, 100 * MS };
+	for (int i = 0; i < 4; i++) {
+		int64_t t[4] = { 0, MS, 100 * MS, 101 * MS };
 		struct pprof_label l[4] = {
 			{ .key = "pid", .num = 10 }, { .key = "tid", .num = 11 },
 			{ .key = "thread_name", .str = "worker" },
-			{ .key = "op", .str = i < 2 ? "a" : "<x\">" } };
+			{ .key = "op", .str = i < 3 ? "a" : "<x\">" } };
 
 		if (pprof__add_sample_at(p, locs, 2, v, l, 4, t[i]))
 			abort();
@@ -96,7 +96,7 @@ static void test_threads_and_stacks(void)
 	const struct tl_stack *leaf;
 
 	CHECK(tl->nthreads == 2 && a->tid == 10 && b->tid == 11);
-	CHECK(a->n == 10 && b->n == 3 && tl->counts.kept == 13);
+	CHECK(a->n == 10 && b->n == 4 && tl->counts.kept == 14);
 	CHECK(!strcmp(timeline__str(tl, b->name), "worker"));
 	CHECK(tl->period_ns == MS);
 	for (size_t i = 1; i < a->n; i++)
@@ -121,14 +121,16 @@ static void test_firefox_markers(void)
 	struct firefox_counts n;
 	char *t11;
 
-	CHECK(!firefox__write(tl, &b, &n) && n.threads == 2 && n.samples == 13);
+	CHECK(!firefox__write(tl, &b, &n) && n.threads == 2 && n.samples == 14);
 	CHECK(!strncmp(b.p, "{\"meta\":", 8));
 	/* thread 10: a 0-4 ms (to 5: one period on), b 5-7, a 8-9 */
 	CHECK(strstr(b.p, "\"startTime\":[0,5,8],\"endTime\":[5,8,10]"));
-	/* thread 11: a at 0 and 1 ms, then a gap of 99 ms: a new run */
+	/* thread 11: a at 0 and 1 ms, then a gap of 99 ms: a new run, which
+	 * ends at the next sample's other value */
 	t11 = strstr(b.p, "\"tid\":11");
-	CHECK(t11 && strstr(t11, "\"startTime\":[0,100],\"endTime\":[2,101]"));
-	CHECK(n.markers == 5);
+	CHECK(t11 && strstr(t11, "\"startTime\":[0,100,101],"
+			    "\"endTime\":[2,101,102]"));
+	CHECK(n.markers == 6);
 	/* the hostile value, escaped in the JSON */
 	CHECK(strstr(b.p, "\"op=<x\\\">\"") && !strstr(b.p, "<x\">"));
 	strbuf__free(&b);
@@ -148,8 +150,8 @@ static void test_html(void)
 	CHECK(strstr(b.p, "data-value=\"a\"") && strstr(b.p, "data-value=\"b\""));
 	CHECK(strstr(b.p, "&lt;x&quot;&gt;") && !strstr(b.p, "<x\"") &&
 	      !strstr(b.p, "<i>"));
-	/* a: 7 + 2 of 13 samples */
-	CHECK(strstr(b.p, "data-share=\"69.23\""));
+	/* a: 7 + 3 of 14 samples */
+	CHECK(strstr(b.p, "data-share=\"71.43\""));
 	strbuf__free(&b);
 	CHECK(htmlview__write(tl, &(struct htmlview_opts){ .by = "nosuch",
 		.title = "" }, &b, &lanes) == -ENOENT);
