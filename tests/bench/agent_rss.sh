@@ -39,16 +39,16 @@ run() {
 run timeline --timeline
 run merged
 
-# kB of the mappings whose smaps header line matches a pattern
+# kB of the mappings whose smaps header line holds the text $2
 rss_of() {
-	awk -v re="$2" '/^[0-9a-f]+-[0-9a-f]+ / { m = ($0 ~ re) } /^Rss:/ && m { s += $2 }
-		END { print s + 0 }' "$1"
+	awk -v text="$2" '/^[0-9a-f]+-[0-9a-f]+ / { m = index($0, text) > 0 }
+		/^Rss:/ && m { s += $2 } END { print s + 0 }' "$1"
 }
 sm=$TMP/timeline.smaps
-heap=$(rss_of "$sm" '\[heap\]')
-bpf=$(rss_of "$sm" 'bpf-map|anon_inode')
+heap=$(rss_of "$sm" '[heap]')
+bpf=$(rss_of "$sm" 'anon_inode:bpf-map')
 files=$(rss_of "$sm" ' /')
-all=$(rss_of "$sm" '.')
+all=$(rss_of "$sm" ' ')
 printf 'agent at 999 Hz, 2 CPUs busy, %d s (peak RSS, MB):\n' "$SECS"
 printf '  --timeline  %6.1f   (goal < 32)\n' "$(awk '{ print $1 / 1024 }' "$TMP/timeline.hwm")"
 printf '  merged      %6.1f\n' "$(awk '{ print $1 / 1024 }' "$TMP/merged.hwm")"
