@@ -216,10 +216,10 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
  * output cost 1.1 us at 4 MiB against 0.58 us at 512 KiB here (999 Hz on
  * 2 CPUs, tests/bench/bpf_stages.sh). And all its pages count in the
  * reader's resident size from the start, twice (the kernel maps the data
- * area twice, whole): 32 MB of the agent's RSS at 16 MiB. So the size stops
- * at 2 MiB (4 MB resident) unless every sample copies a stack (dwarf): at
- * 999 Hz on 2 CPUs of 256-byte records, a quarter of it still takes a
- * second to fill. */
+ * area twice, whole): 32 MB of the agent's RSS at 16 MiB. So unless every
+ * sample copies a stack (dwarf), the size stops at 256 KiB per CPU, and
+ * at least 2 MiB (4 MB resident on 2 CPUs): at 999 Hz of 256-byte records,
+ * a quarter of it still takes a second to fill. */
 static __u32 ring_bytes(const struct sampler_opts *o, int ncpus,
 			bool stack_ids)
 {
@@ -233,8 +233,10 @@ static __u32 ring_bytes(const struct sampler_opts *o, int ncpus,
 			(o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
 	uint64_t want = (o->ring_seconds ? o->ring_seconds : 1) * rate *
 			(uint64_t)ncpus * per;
-	__u32 size = 256 << 10, max = o->unwind_mode == TP_UNWIND_DWARF ?
-					   16u << 20 : 2u << 20;
+	__u32 size = 256 << 10, max = 16u << 20;
+
+	if (o->unwind_mode != TP_UNWIND_DWARF && (uint64_t)ncpus << 18 < max)
+		max = ncpus <= 8 ? 2u << 20 : (__u32)ncpus << 18;
 
 	while (size < want && size < max)
 		size <<= 1;
