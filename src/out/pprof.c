@@ -866,11 +866,34 @@ static int busiest_exe(const struct pprof *p, const struct sel *sel,
 
 enum { WT_VARINT = 0, WT_LEN = 2 };
 
-/* Where the bytes go; buf NULL: only counts them. */
+/* Where the bytes go; buf NULL: only counts them (and the biggest item
+ * written at the top level, in max). With z, the bytes are gzipped as
+ * they come: buf holds only the last stretch, fed to z at drain points
+ * between top-level items, so a big profile is never whole in memory. */
 struct pbw {
 	uint8_t *buf;
 	size_t n;
+	size_t max;
+	struct gzip_stream *z;
 };
+
+/* Bytes buf holds before a drain point feeds them to z. */
+#define DRAIN_AT	(64u << 10)
+
+static void note_item(struct pbw *w, size_t len)
+{
+	if (len + 16 > w->max)
+		w->max = len + 16;	/* with its tag and length */
+}
+
+/* A point between top-level items: what buf holds goes to z. */
+static void drain(struct pbw *w)
+{
+	if (w->z && w->buf && w->n >= DRAIN_AT) {
+		gzip__feed(w->z, w->buf, w->n);
+		w->n = 0;
+	}
+}
 
 static size_t varint_size(uint64_t v)
 {
@@ -920,6 +943,8 @@ static void put_bytes(struct pbw *w, unsigned int field, const void *data,
 	put_len(w, field, len);
 	if (w->buf)
 		memcpy(w->buf + w->n, data, len);
+	else
+		note_item(w, len);
 	w->n += len;
 }
 
@@ -933,6 +958,8 @@ static void put_packed(struct pbw *w, unsigned int field, const void *v,
 		return;
 	for (size_t i = 0; i < n; i++)
 		len += varint_size(u[i]);
+	if (!w->buf)
+		note_item(w, len);
 	put_len(w, field, len);
 	for (size_t i = 0; i < n; i++)
 		put_varint(w, u[i]);
@@ -990,6 +1017,7 @@ static void put_msg(struct pbw *w, unsigned int field, msg_fn fn,
 	put_len(w, field, count.n);
 	if (!w->buf) {
 		w->n += count.n;
+		note_item(w, count.n);
 		return;
 	}
 	fn(w, c, rec, i);
@@ -1142,9 +1170,11 @@ static void put_table(struct pbw *w, unsigned int field, msg_fn fn,
 		      const uint8_t *set, uint32_t *sizes)
 {
 	for (size_t i = 0; i < t->n; i++)
-		if (keep(set, i))
+		if (keep(set, i)) {
 			put_msg(w, field, fn, c, t->recs[i], i,
 				sizes ? sizes + i : NULL);
+			drain(w);
+		}
 }
 
 /* A timeline's samples: one per event, in the order they came. */
@@ -1156,8 +1186,10 @@ static void put_events(struct pbw *w, const struct wctx *c)
 	for (size_t i = 0; i < p->nevents; i++) {
 		const int64_t *e = p->events + i * stride;
 
-		if (keep(c->sel->sample, (size_t)e[0]))
+		if (keep(c->sel->sample, (size_t)e[0])) {
 			put_msg(w, 2, w_event, c, e, i, c->sample_sizes + i);
+			drain(w);
+		}
 	}
 }
 
@@ -1177,14 +1209,18 @@ static void put_profile(struct pbw *w, const struct wctx *c)
 	for (size_t k = 0; k <= nmap; k++) {
 		ptrdiff_t i = mapping_in_file(c, k);
 
-		if (i >= 0)
+		if (i >= 0) {
 			put_msg(w, 3, w_mapping, c, p->mappings.recs[i],
 				(size_t)i, NULL);
+			drain(w);
+		}
 	}
 	put_table(w, 4, w_location, c, &p->locations, sel->loc, NULL);
 	put_table(w, 5, w_function, c, &p->functions, sel->fn, NULL);
-	for (size_t i = 0; i < c->nstrs; i++)
+	for (size_t i = 0; i < c->nstrs; i++) {
 		put_bytes(w, 6, c->strs[i], strlen(c->strs[i]));
+		drain(w);
+	}
 	put_num(w, 9, (uint64_t)p->time_nanos);
 	put_num(w, 10, (uint64_t)p->duration_nanos);
 	put_small_msg(w, 11, w_value_type, c, p->period_type);
@@ -1282,14 +1318,17 @@ static int choose_strings(struct wctx *c, bool compact)
 	return 0;
 }
 
-/* The profile's bytes, selection sel of it, into *out (malloc'd). */
-static int raw_profile(const struct pprof *p, const struct sel *sel,
-		       bool compact, uint8_t **out, size_t *len)
+/* The profile, selection sel of it, gzipped into *out (malloc'd): counted
+ * first, then written through a buffer of DRAIN_AT and one item that is
+ * fed to gzip as it fills. */
+static int encode(const struct pprof *p, const struct sel *sel, bool compact,
+		  uint8_t **out, size_t *len)
 {
 	struct wctx c = { .p = p, .sel = sel };
-	struct pbw w = { NULL, 0 };
-	size_t nsizes = p->timeline ? p->nevents : p->samples.n;
-	int err = -ENOMEM;
+	struct gzip_stream gz;
+	struct pbw w = { NULL, 0, 0, NULL };
+	size_t nsizes = p->timeline ? p->nevents : p->samples.n, cap;
+	int err = -ENOMEM, ferr;
 
 	c.unnamed = unnamed_mappings(p, sel);
 	c.sample_sizes = malloc((nsizes ? nsizes : 1) * sizeof(*c.sample_sizes));
@@ -1301,34 +1340,31 @@ static int raw_profile(const struct pprof *p, const struct sel *sel,
 	if (err)
 		goto cleanup;
 	put_profile(&w, &c);
-	err = -ENOMEM;
-	w.buf = malloc(w.n ? w.n : 1);
-	if (!w.buf)
-		goto cleanup;
-	*len = w.n;
-	w.n = 0;
-	put_profile(&w, &c);
-	*out = w.buf;
-	err = 0;
+	/* what is written between two drain points: less than DRAIN_AT,
+	 * one item, and the profile's few small top-level fields */
+	cap = DRAIN_AT + w.max + 256;
+	if (cap > w.n)
+		cap = w.n ? w.n : 1;
+	err = gzip__begin(&gz, w.n);
+	w = (struct pbw){ malloc(cap), 0, 0, &gz };
+	if (!err && !w.buf)
+		err = -ENOMEM;
+	if (!err) {
+		put_profile(&w, &c);
+		gzip__feed(&gz, w.buf, w.n);
+	}
+	free(w.buf);
+	ferr = gzip__finish(&gz, out, len);
+	if (!err)
+		err = ferr;
+	else if (!ferr)
+		free(*out);
 cleanup:
 	free(c.unnamed);
 	free(c.strs);
 	free(c.remap);
 	free(c.own_comments);
 	free(c.sample_sizes);
-	return err;
-}
-
-static int encode(const struct pprof *p, const struct sel *sel, bool compact,
-		  uint8_t **out, size_t *len)
-{
-	uint8_t *raw = NULL;
-	size_t rawlen = 0;
-	int err = raw_profile(p, sel, compact, &raw, &rawlen);
-
-	if (!err)
-		err = gzip__compress(raw, rawlen, out, len);
-	free(raw);
 	if (err)
 		errno = -err;
 	return err;

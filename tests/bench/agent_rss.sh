@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The agent's resident size while it keeps every sample (timeline = true)
 # at 999 Hz with both CPUs busy: two copies of fixedwork (130-frame stacks)
-# for SECONDS (default 60). Prints the peak RSS (VmHWM) with and without
+# through one window of SECONDS (default 60) and the writing of its files. Prints the peak RSS (VmHWM) with and without
 # --timeline, and where the RSS is at the end of the timeline run (heap,
 # other anonymous memory, BPF map mappings, files). The goal: under 32 MB
 # with --timeline.
@@ -24,11 +24,12 @@ trap 'pkill -f "$B/workloads/fixedwork" 2>/dev/null || true; rm -rf "$TMP"' EXIT
 run() {
 	local name=$1 ag; shift
 	# ~1 ms per iteration: enough for the whole run and its start
-	for _ in 1 2; do "$B/workloads/fixedwork" $(( (SECS + 10) * 1000 )) >/dev/null & done
-	"$B/tagprof" agent --output-dir "$TMP/$name" --window 60 -F 999 "$@" \
+	for _ in 1 2; do "$B/workloads/fixedwork" $(( (SECS + 15) * 1000 )) >/dev/null & done
+	"$B/tagprof" agent --output-dir "$TMP/$name" --window "$SECS" -F 999 "$@" \
 		2>"$TMP/$name.err" &
 	ag=$!
-	sleep "$SECS"
+	# past the window's end: its files are written (the peak) by then
+	sleep $((SECS + 5))
 	cp "/proc/$ag/smaps" "$TMP/$name.smaps"
 	awk '/^VmHWM/ { print $2 }' "/proc/$ag/status" >"$TMP/$name.hwm"
 	kill -TERM "$ag"; wait "$ag" || true
