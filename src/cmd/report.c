@@ -108,6 +108,7 @@ struct report_args {
 	const char *cmd;	/* "tagprof report pprof", ... */
 	const char *output;
 	const char *by;
+	bool timeline;		/* report timeline: inputs need times */
 	const char *from, *to;
 	struct merge_cut cut;
 	char **inputs;
@@ -216,8 +217,10 @@ static bool has_times(const struct pprofin *in)
 	return false;
 }
 
-/* Loads every input, and sets the window from the earliest one's start:
- * 0, or 2 (said). *base: that start. */
+/* Loads every input, sets the window from the earliest one's start, and
+ * refuses inputs without sample times where the window or a timeline
+ * needs them (an empty input makes an empty timeline): 0, or 2 (said).
+ * *base: that start. */
 static int load_inputs(struct report_args *a, struct pprofin *in,
 		       int64_t *base)
 {
@@ -234,13 +237,19 @@ static int load_inputs(struct report_args *a, struct pprofin *in,
 	}
 	if (!set_window(a, *base))
 		return 2;
-	for (int i = 0; a->cut.window && i < a->ninputs; i++)
-		if (!has_times(&in[i])) {
+	for (int i = 0; i < a->ninputs; i++) {
+		const char *need = a->cut.window ?
+			"--from/--to need a per-sample profile (tagprof record -T)" :
+			a->timeline && in[i].pr->n_sample ?
+			"a timeline needs a per-sample profile (tagprof record "
+			"-T, or the agent's timeline = true)" : NULL;
+
+		if (need && !has_times(&in[i])) {
 			fprintf(stderr, "%s: %s has no sample times (the label "
-				"t): --from/--to need a per-sample profile "
-				"(tagprof record -T)\n", a->cmd, a->inputs[i]);
+				"t): %s\n", a->cmd, a->inputs[i], need);
 			return 2;
 		}
+	}
 	return 0;
 }
 
@@ -424,7 +433,8 @@ static bool output_kind_ok(const struct report_args *a)
 
 static int report_timeline(int argc, char **argv)
 {
-	struct report_args a = { .cmd = "tagprof report timeline" };
+	struct report_args a = { .cmd = "tagprof report timeline",
+				 .timeline = true };
 	struct pprofin *in = NULL;
 	struct timeline *tl = NULL;
 	struct strbuf b = { 0 };
@@ -441,14 +451,6 @@ static int report_timeline(int argc, char **argv)
 	tl = timeline__new();
 	if (!in || !tl || load_inputs(&a, in, &base))
 		goto out;
-	for (i = 0; i < a.ninputs; i++)
-		if (in[i].pr->n_sample && !has_times(&in[i])) {
-			fprintf(stderr, "%s: %s has no sample times (the label "
-				"t): a timeline needs a per-sample profile "
-				"(tagprof record -T, or the agent's timeline = "
-				"true)\n", a.cmd, a.inputs[i]);
-			goto out;
-		}
 	timeline__set_start(tl, base);
 	for (i = 0; i < a.ninputs; i++)
 		if (timeline__add(tl, &in[i], &a.cut, err, sizeof(err))) {
