@@ -149,20 +149,6 @@ static void ms(struct strbuf *b, int64_t ns)
 	strbuf__json_num(b, (double)ns / 1e6);
 }
 
-/* "name":[...] of n uint32 values, TL_NONE as null. */
-static void u32_column(struct strbuf *b, const char *name, const uint32_t *v,
-		       size_t n, bool last)
-{
-	strbuf__printf(b, "\"%s\":[", name);
-	for (size_t i = 0; i < n; i++) {
-		if (v[i] == TL_NONE)
-			strbuf__printf(b, "%snull", i ? "," : "");
-		else
-			strbuf__printf(b, "%s%" PRIu32, i ? "," : "", v[i]);
-	}
-	strbuf__puts(b, last ? "]" : "],");
-}
-
 /* "name":[v,v,...] of one constant value n times. */
 static void const_column(struct strbuf *b, const char *name, const char *v,
 			 size_t n)
@@ -289,64 +275,21 @@ static void names_clear(struct names *nm)
 	nm->n = 0;
 }
 
-static void write_samples(struct strbuf *b, const struct tl_thread *t,
-			  const uint32_t *stacks)
-{
-	strbuf__puts(b, "\"samples\":{");
-	u32_column(b, "stack", stacks, t->n, false);
-	strbuf__puts(b, "\"time\":[");
-	for (size_t i = 0; i < t->n; i++) {
-		if (i)
-			strbuf__add(b, ",", 1);
-		ms(b, t->s[i].t_ns);
-	}
-	strbuf__printf(b, "],\"weight\":null,\"weightType\":\"samples\","
-		       "\"length\":%zu},", t->n);
-}
-
-static void write_markers(struct strbuf *b, const struct timeline *tl,
-			  const struct markers *mk)
-{
-	strbuf__puts(b, "\"markers\":{\"data\":[");
-	for (size_t i = 0; i < mk->n; i++) {
-		strbuf__printf(b, "%s{\"type\":\"TagprofLabel\",\"key\":",
-			       i ? "," : "");
-		strbuf__json_str(b, timeline__str(tl, mk->m[i].key));
-		strbuf__puts(b, ",\"value\":");
-		strbuf__json_str(b, timeline__str(tl, mk->m[i].val));
-		strbuf__printf(b, ",\"samples\":%" PRIu32 "}",
-			       mk->m[i].samples);
-	}
-	strbuf__puts(b, "],\"name\":[");
-	for (size_t i = 0; i < mk->n; i++)
-		strbuf__printf(b, "%s%" PRIu32, i ? "," : "", mk->m[i].name);
-	strbuf__puts(b, "],\"startTime\":[");
-	for (size_t i = 0; i < mk->n; i++) {
-		if (i)
-			strbuf__add(b, ",", 1);
-		ms(b, mk->m[i].start);
-	}
-	strbuf__puts(b, "],\"endTime\":[");
-	for (size_t i = 0; i < mk->n; i++) {
-		if (i)
-			strbuf__add(b, ",", 1);
-		ms(b, mk->m[i].end);
-	}
-	strbuf__puts(b, "],");
-	const_column(b, "phase", "1", mk->n);	/* 1: an interval */
-	const_column(b, "category", "3", mk->n);	/* CAT_LABEL */
-	strbuf__printf(b, "\"length\":%zu},", mk->n);
-}
-
 /* What the table columns are read from. */
 struct cols {
 	const struct timeline *tl;
 	const struct local *l;
 	const uint32_t *lib_index;
+	const uint32_t *stacks;	/* the thread's samples' local stacks */
 };
 
 /* A column's value of row i, or -1 where the column has its "none". */
 typedef int64_t (*col_fn)(const struct cols *c, size_t i);
+
+static int64_t sample_stack(const struct cols *c, size_t i)
+{
+	return c->stacks[i] == TL_NONE ? -1 : (int64_t)c->stacks[i];
+}
 
 static int64_t stack_frame(const struct cols *c, size_t i)
 {
@@ -420,33 +363,81 @@ static void column(struct strbuf *b, const char *name, size_t n, col_fn get,
 	strbuf__puts(b, "],");
 }
 
-static void write_tables(struct strbuf *b, const struct timeline *tl,
-			 const struct local *l, const uint32_t *lib_index)
+static void write_samples(struct strbuf *b, const struct tl_thread *t,
+			  const struct cols *c)
 {
-	const struct cols c = { tl, l, lib_index };
+	strbuf__puts(b, "\"samples\":{");
+	column(b, "stack", t->n, sample_stack, c, "null");
+	strbuf__puts(b, "\"time\":[");
+	for (size_t i = 0; i < t->n; i++) {
+		if (i)
+			strbuf__add(b, ",", 1);
+		ms(b, t->s[i].t_ns);
+	}
+	strbuf__printf(b, "],\"weight\":null,\"weightType\":\"samples\","
+		       "\"length\":%zu},", t->n);
+}
+
+static void write_markers(struct strbuf *b, const struct timeline *tl,
+			  const struct markers *mk)
+{
+	strbuf__puts(b, "\"markers\":{\"data\":[");
+	for (size_t i = 0; i < mk->n; i++) {
+		strbuf__printf(b, "%s{\"type\":\"TagprofLabel\",\"key\":",
+			       i ? "," : "");
+		strbuf__json_str(b, timeline__str(tl, mk->m[i].key));
+		strbuf__puts(b, ",\"value\":");
+		strbuf__json_str(b, timeline__str(tl, mk->m[i].val));
+		strbuf__printf(b, ",\"samples\":%" PRIu32 "}",
+			       mk->m[i].samples);
+	}
+	strbuf__puts(b, "],\"name\":[");
+	for (size_t i = 0; i < mk->n; i++)
+		strbuf__printf(b, "%s%" PRIu32, i ? "," : "", mk->m[i].name);
+	strbuf__puts(b, "],\"startTime\":[");
+	for (size_t i = 0; i < mk->n; i++) {
+		if (i)
+			strbuf__add(b, ",", 1);
+		ms(b, mk->m[i].start);
+	}
+	strbuf__puts(b, "],\"endTime\":[");
+	for (size_t i = 0; i < mk->n; i++) {
+		if (i)
+			strbuf__add(b, ",", 1);
+		ms(b, mk->m[i].end);
+	}
+	strbuf__puts(b, "],");
+	const_column(b, "phase", "1", mk->n);	/* 1: an interval */
+	const_column(b, "category", "3", mk->n);	/* CAT_LABEL */
+	strbuf__printf(b, "\"length\":%zu},", mk->n);
+}
+
+static void write_tables(struct strbuf *b, const struct cols *cols)
+{
+	const struct local *l = cols->l;
 
 	strbuf__puts(b, "\"stackTable\":{");
-	column(b, "frame", l->nstacks, stack_frame, &c, "");
-	column(b, "prefix", l->nstacks, stack_prefix, &c, "null");
+	column(b, "frame", l->nstacks, stack_frame, cols, "");
+	column(b, "prefix", l->nstacks, stack_prefix, cols, "null");
 	strbuf__printf(b, "\"length\":%zu},", l->nstacks);
 
 	strbuf__puts(b, "\"frameTable\":{");
 	const_column(b, "address", "-1", l->nframes);
 	const_column(b, "inlineDepth", "0", l->nframes);
-	column(b, "category", l->nframes, frame_category, &c, "");
+	column(b, "category", l->nframes, frame_category, cols, "");
 	const_column(b, "subcategory", "0", l->nframes);
-	column(b, "func", l->nframes, frame_func_ix, &c, "");
+	column(b, "func", l->nframes, frame_func_ix, cols, "");
 	const_column(b, "nativeSymbol", "null", l->nframes);
 	const_column(b, "innerWindowID", "null", l->nframes);
-	column(b, "line", l->nframes, frame_line, &c, "null");
+	column(b, "line", l->nframes, frame_line, cols, "null");
 	const_column(b, "column", "null", l->nframes);
 	strbuf__printf(b, "\"length\":%zu},", l->nframes);
 
 	strbuf__puts(b, "\"funcTable\":{");
-	column(b, "name", l->nfuncs, func_name, &c, "");
+	column(b, "name", l->nfuncs, func_name, cols, "");
 	const_column(b, "isJS", "false", l->nfuncs);
 	const_column(b, "relevantForJS", "false", l->nfuncs);
-	column(b, "resource", l->nfuncs, func_resource, &c, "-1");
+	column(b, "resource", l->nfuncs, func_resource, cols, "-1");
 	const_column(b, "fileName", "null", l->nfuncs);
 	const_column(b, "lineNumber", "null", l->nfuncs);
 	const_column(b, "columnNumber", "null", l->nfuncs);
@@ -454,8 +445,8 @@ static void write_tables(struct strbuf *b, const struct timeline *tl,
 
 	/* resources: one per library the thread's functions are in */
 	strbuf__puts(b, "\"resourceTable\":{");
-	column(b, "lib", l->nlibs, resource_lib, &c, "");
-	column(b, "name", l->nlibs, resource_name, &c, "");
+	column(b, "lib", l->nlibs, resource_lib, cols, "");
+	column(b, "name", l->nlibs, resource_name, cols, "");
 	const_column(b, "host", "null", l->nlibs);
 	const_column(b, "type", "1", l->nlibs);	/* 1: a library */
 	strbuf__printf(b, "\"length\":%zu},", l->nlibs);
@@ -564,6 +555,7 @@ static int write_thread(struct strbuf *b, const struct timeline *tl,
 			const uint32_t *lib_index)
 {
 	uint32_t *stacks = malloc((t->n ? t->n : 1) * sizeof(*stacks));
+	const struct cols cols = { tl, l, lib_index, stacks };
 	int err;
 
 	if (!stacks)
@@ -580,9 +572,9 @@ static int write_thread(struct strbuf *b, const struct timeline *tl,
 		return err;
 	}
 	write_thread_head(b, tl, t);
-	write_samples(b, t, stacks);
+	write_samples(b, t, &cols);
 	write_markers(b, tl, mk);
-	write_tables(b, tl, l, lib_index);
+	write_tables(b, &cols);
 	write_strings(b, tl, l, nm);
 	strbuf__puts(b, "}");
 	names_clear(nm);
