@@ -233,10 +233,12 @@ static __u32 ring_bytes(const struct sampler_opts *o, int ncpus,
 			(o->stack_bytes ? o->stack_bytes : TP_STACK_DEFAULT) : 0);
 	uint64_t want = (o->ring_seconds ? o->ring_seconds : 1) * rate *
 			(uint64_t)ncpus * per;
+	uint64_t per_cpu = (uint64_t)ncpus << 18;
 	__u32 size = 256 << 10, max = 16u << 20;
 
-	if (o->unwind_mode != TP_UNWIND_DWARF && (uint64_t)ncpus << 18 < max)
-		max = ncpus <= 8 ? 2u << 20 : (__u32)ncpus << 18;
+	if (o->unwind_mode != TP_UNWIND_DWARF)
+		max = per_cpu < (2u << 20) ? 2u << 20 :
+		      per_cpu < max ? (__u32)per_cpu : max;
 
 	while (size < want && size < max)
 		size <<= 1;
