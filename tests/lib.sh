@@ -98,6 +98,17 @@ near() {
 	awk -v x="$1" -v p="$2" -v t="$t" 'BEGIN { exit !(x >= p - t && x <= p + t) }'
 }
 
+# check NAME COMMAND...: PASS NAME when COMMAND succeeds, else FAIL with
+# its output. (A script with a check of its own defines it after this.)
+check() {
+	local name=$1 why; shift
+	if why=$("$@" 2>&1); then pass "$name"; else fail "$name" "$why"; fi
+}
+
+# py ARGS...: python reading its script from stdin, with the tests' spec
+# readers (tests/pprof_read.py) importable.
+py() { PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")" python3 - "$@"; }
+
 # says RC PATTERN COMMAND...: true when COMMAND exits RC and its stderr
 # matches the extended regular expression PATTERN (any case); else says
 # what it did instead.

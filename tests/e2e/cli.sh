@@ -27,11 +27,6 @@ expect_error() {
 	return 0
 }
 
-check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
-	local name=$1 why; shift
-	if why=$("$@" 2>&1); then pass "$name"; else fail "$name" "$why"; fi
-}
-
 # tag_values FILE KEY ARGS...: one line "VALUE PERCENT" per value of label
 # KEY, from pprof -tags (whose shares read "( 0.67%):" or "(57.03%):").
 tag_values() {

@@ -13,19 +13,12 @@ need_bpf timeline_every_sample timeline_phases timeline_tagfocus_window \
 	report_window_agrees report_values_cut report_inputs_merge \
 	report_timeline_windows report_bad_input
 
-check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
-	local name=$1 why; shift
-	if why=$("$@" 2>&1); then pass "$name"; else fail "$name" "$why"; fi
-}
-
 # tagops phases 1: scan alone (query q1), join alone (q2), then both, a
 # second each, after a second of warm-up; it prints each phase's start.
 "$TAGPROF" record -T -F 999 -o "$TMP/tl.pb.gz" -- \
 	"$WORKLOADS/tagops" phases 1 >"$TMP/phases" 2>"$TMP/tl.err"
 rc=$?
 
-# py SCRIPT ARGS...: python with the spec reader importable.
-py() { PYTHONPATH="$(dirname "$0")/.." python3 - "$@"; }
 
 every_sample() {
 	[ $rc -eq 0 ] || { echo "record exited $rc: $(tail -2 "$TMP/tl.err")"; return 1; }

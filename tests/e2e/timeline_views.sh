@@ -9,11 +9,6 @@
 need_bpf views_firefox_valid views_firefox_checker_fails views_firefox_phases \
 	views_html_phases views_html_browser views_bad_input
 
-check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
-	local name=$1 why; shift
-	if why=$("$@" 2>&1); then pass "$name"; else fail "$name" "$why"; fi
-}
-py() { PYTHONPATH="$(dirname "$0")/.." python3 - "$@"; }
 TESTS=$(cd "$(dirname "$0")/.." && pwd)
 
 # tagops phases 1: after a second of warm-up, scan alone (q1), join alone
