@@ -269,7 +269,16 @@ NOFP_CASES   := $(BUILD)/workloads/nofp_cases
 $(NOFP_CASES): tests/workloads/nofp/cases.c | $(BUILD)/workloads
 	$(NOFP_CC) $(NOFP_CFLAGS) -fno-builtin $(WARN) -o $@ $< -lz
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC)
+# JIT code announced in a perf jitdump: LLVM's ORC JIT with its perf listener
+# (Debian's LLVM has it), built only where llvm-config-14 is (llvm-14-dev).
+LLVM_CONFIG  ?= llvm-config-14
+LLVMJIT      := $(if $(shell command -v $(LLVM_CONFIG) 2>/dev/null),$(BUILD)/workloads/llvmjit)
+$(BUILD)/workloads/llvmjit: tests/workloads/llvmjit/llvmjit.c | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) $(shell $(LLVM_CONFIG) --cflags) -o $@ $< \
+		$(shell $(LLVM_CONFIG) --ldflags --libs)
+
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
+	$(LLVMJIT)
 
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh

@@ -19,6 +19,7 @@ PKGS=(
   python3-yaml       # tests: parse deploy/kubernetes/daemonset.yaml
   libc6-dbg          # tests: glibc's DWARF, which the agent's memory-bound test reads
   chromium           # tests: render report timeline's HTML, headless
+  llvm-14-dev        # tests: the llvmjit workload (ORC JIT + perf jitdump listener)
   procps util-linux
 )
 
