@@ -82,7 +82,7 @@ $(BUILD)/tagprof: $(OBJS)
 # otel_thread_ctx_v1 is reached through TLSDESC (gnu2; aarch64's default),
 # which the linker relaxes to initial- or local-exec in an executable.
 LIBTP_SRCS   := $(wildcard src/lib/*.c)
-LIBTP_HDRS   := $(wildcard src/lib/*.h include/tagprof/*.h)
+LIBTP_HDRS   := $(wildcard src/lib/*.h include/tagprof/*.h) include/code_table.h
 LIBTP_SOBJS  := $(patsubst src/lib/%.c,$(BUILD)/lib/shared/%.o,$(LIBTP_SRCS))
 LIBTP_AOBJS  := $(patsubst src/lib/%.c,$(BUILD)/lib/static/%.o,$(LIBTP_SRCS))
 LIBTP_SONAME := libtagprof.so.0

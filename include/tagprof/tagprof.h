@@ -166,6 +166,41 @@ static inline const tagprof_labels *tagprof_attach(const tagprof_labels *l)
 	return prev;
 }
 
+/* ==== Generated code: the tagging dictionary ====
+ *
+ * A code generator names each piece of machine code it emits and the
+ * components that produced it, once, when compilation ends:
+ *
+ *	static const char *const levels[] = {
+ *		"pipeline=2", "operator=HashJoin#3", "query=q17" };
+ *	tagprof_code_region(code, code_len, "q17_pipeline2", levels, 3);
+ *	...run it any number of times...
+ *	tagprof_code_region_drop(code);		// before freeing or reusing it
+ *
+ * Levels are "key=value", lowest level first (key 1..63 bytes of
+ * [A-Za-z0-9_.-], value up to 255 bytes), at most 8. The profiler labels a
+ * sample with the levels of the innermost frame of its stack that lies in
+ * a region: key=value labels, next to the thread's labels and register
+ * tags. Code called from generated code (a shared, precompiled insert) is
+ * so split by its caller; a register tag whose fields use the same keys
+ * does the same at the cost of no stack walk, and the profiler counts the
+ * samples where the two disagree.
+ *
+ * Regions are appended to a table in this process's memory that the
+ * profiler follows (code_table.h): registering costs one append, not a
+ * republish of the process context, and no system call once the table
+ * exists. Registering code that overlaps a live region ends that region
+ * (as a drop would); samples taken before keep its levels. name may be
+ * NULL. 0, -EINVAL (bad arguments: len 0, a level not key=value, too
+ * long), -ENOMEM, or an error of publishing the process context. */
+TAGPROF_API int tagprof_code_region(const void *start, size_t len,
+				    const char *name,
+				    const char *const levels[], size_t nlevels);
+
+/* Ends the live region that starts at start: code freed or about to be
+ * reused. 0, or -ENOENT when no live region starts there. */
+TAGPROF_API int tagprof_code_region_drop(const void *start);
+
 /* ==== Register tags ====
  *
  * A program reserves one general-purpose register for its whole life and

@@ -97,6 +97,10 @@ const struct tagprof__attr *tagprof__ctx_attr_locked(const char *key);
 #define TAGPROF_TAG_ATTR_FIELDS		"tagprof.tag.fields"
 #define TAGPROF_TAG_ATTR_NAMES		"tagprof.tag.names"
 
+/* Protobuf strings must be UTF-8: one bad name would make strict readers
+ * drop the whole context. Rejects overlong forms, surrogates, > U+10FFFF. */
+bool tagprof__utf8_valid(const unsigned char *s, size_t len);
+
 /* ---- pbenc.c: hand-written protobuf encoding of ProcessContext ---- */
 
 /* Encodes ProcessContext{resource{res}, extra_attributes = extra} into a

@@ -170,9 +170,7 @@ static bool already_named(const char *prefix, size_t plen, const char *name)
 	return false;
 }
 
-/* Protobuf strings must be UTF-8: one bad name would make strict readers
- * drop the whole context. Rejects overlong forms, surrogates, > U+10FFFF. */
-static bool utf8_valid(const unsigned char *s, size_t len)
+bool tagprof__utf8_valid(const unsigned char *s, size_t len)
 {
 	for (size_t i = 0; i < len;) {
 		unsigned char c = s[i];
@@ -216,7 +214,7 @@ int tagprof_tag_name(const char *field, uint64_t value, const char *name)
 	if (!field || !name)
 		return -EINVAL;
 	nlen = strlen(name);
-	if (!nlen || nlen > NAME_MAX_LEN || !utf8_valid((const unsigned char *)name, nlen))
+	if (!nlen || nlen > NAME_MAX_LEN || !tagprof__utf8_valid((const unsigned char *)name, nlen))
 		return -EINVAL;
 	tagprof__lock();
 	f = field_find(field);
