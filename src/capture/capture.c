@@ -22,6 +22,7 @@
 #include "kernel/ksymbolizer.h"
 #include "out/pprof.h"
 #include "out/pprofwin.h"
+#include "proc/codemap.h"
 #include "proc/ctxwatch.h"
 #include "proc/proctable.h"
 #include "sample_event.h"
@@ -42,6 +43,7 @@ struct capture {
 	struct ctxwatch *cw;
 	struct proccfg *cfg;		/* what BPF does per process */
 	struct labels_stats labels;	/* since the start */
+	struct codemap_stats code;	/* since the start */
 	struct unwinder *uw;
 	struct resolver *res;
 	struct stacktab *stacks;	/* frames sent once, by id */
@@ -180,7 +182,7 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	if (!c->procs || !c->sym || !c->pw || !c->cw || !c->uw || !c->stacks)
 		return -ENOMEM;
 	c->res = resolver__new(&(struct resolver_parts){
-		.procs = c->procs, .cw = c->cw, .labels = &c->labels, .uw = c->uw, .sym = c->sym,
+		.procs = c->procs, .cw = c->cw, .labels = &c->labels, .code = &c->code, .uw = c->uw, .sym = c->sym,
 		.lt = c->lt, .service_label = o->service_label });
 	if (!c->res)
 		return -ENOMEM;
@@ -349,6 +351,7 @@ static struct counter_values values_of(const struct capture *c,
 		[CG_CTXWATCH] = ctxwatch__stats(c->cw),
 		[CG_LABELS] = &c->labels,
 		[CG_UNWIND] = unwinder__stats(c->uw),
+		[CG_CODEMAP] = &c->code,
 	} };
 }
 
@@ -363,6 +366,7 @@ static struct comments_in comments_in(const struct capture *c,
 		.period = c->o.period,
 		.unwind = c->o.unwind,
 		.ksym_source = ksymbolizer__source(c->ks),
+		.code_levels = ctxwatch__code_levels(c->cw),
 		.filters = &c->o.filters,
 	};
 }
@@ -392,9 +396,12 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns)
 	struct capture_stats total = { .samples = c->samples };
 	struct comments_in in;
 	struct tp_stats st;
+	char shares[COMMENTS_SHARES_LEN];
 
 	sampler__stats(c->sampler, &st, NULL);
 	in = comments_in(c, &st, &total);
+	ctxwatch__code_shares(c->cw, false, shares, sizeof(shares));
+	in.code_shares = shares;
 	in.duration_ns = duration_ns;
 	in.ring_bytes = c->ring_bytes;
 	comments__summary(&in, stderr);
@@ -436,6 +443,7 @@ struct pprof *capture__take(struct capture *c)
 	uint64_t now = clock__ns(CLOCK_MONOTONIC);
 	struct comments_in in;
 	struct pprof *pp;
+	char shares[COMMENTS_SHARES_LEN];
 
 	if (!cpu || pprofwin__prepare(c->pw)) {
 		free(cpu);
@@ -448,6 +456,8 @@ struct pprof *capture__take(struct capture *c)
 	in.per_cpu = cpu;
 	in.ncpus = c->ncpus;
 	in.duration_ns = now - c->win_mono_ns;
+	ctxwatch__code_shares(c->cw, true, shares, sizeof(shares));
+	in.code_shares = shares;
 	comments__window(&in, add_comment, pprofwin__pprof(c->pw));
 	close_window(c, &(struct window_end){
 		.start_real_ns = c->win_real_ns,

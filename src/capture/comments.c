@@ -9,6 +9,7 @@
 #include "capture/labels.h"
 #include "capture/proccfg.h"
 #include "kernel/ksymbolizer.h"
+#include "proc/codemap.h"
 #include "proc/ctxwatch.h"
 #include "proc/proctable.h"
 #include "proc/targetfile.h"
@@ -166,6 +167,21 @@ static const struct counter_ref process_context_refs[] = {
 };
 LINE(process_context);
 
+static const struct counter_ref code_regions_refs[] = {
+	COUNTER(CODEMAP, tables),
+	COUNTER(CODEMAP, added),
+	COUNTER(CODEMAP, dropped),
+	COUNTER(CODEMAP, overlapped),
+	COUNTER_PART(NULL, CODEMAP, samples),
+	COUNTER_SUB(CODEMAP, attributed),
+	COUNTER(LABELS, code_tag_mismatch),
+	COUNTER_PART("failures", CODEMAP, bad_records),
+	COUNTER(CODEMAP, torn_reads),
+	COUNTER(CODEMAP, unreadable),
+	COUNTER(CODEMAP, over_budget),
+};
+LINE(code_regions);
+
 static const struct counter_ref register_tags_refs[] = {
 	COUNTER(TP, tag_read),
 	COUNTER(CTXWATCH, tag_procs),
@@ -276,6 +292,9 @@ static const struct counter_ref problems_refs[] = {
 		     NULL),
 	COUNTER_WITH(NULL, TP, tag_unreadable, "(register tags)"),
 	COUNTER_WITH("register tag", LABELS, tag_unnamed, NULL),
+	COUNTER_WITH("code-region table", CODEMAP, bad_records, NULL),
+	COUNTER_WITH("code-region", CODEMAP, unreadable, NULL),
+	COUNTER_WITH("code", CODEMAP, over_budget, "(regions)"),
 	COUNTER_WITH("user stack", TP, ustack_failed, NULL),
 	COUNTER_WITH("stack", UNWIND, cfi_failed, NULL),
 	COUNTER_WITH(NULL, UNWIND, dwfl_failed, NULL),
@@ -398,6 +417,16 @@ void comments__window(const struct comments_in *in,
 				 &in->v);
 		emit(ctx, line);
 	}
+	/* The tagging dictionary's result, and the nesting `tagprof report
+	 * plan` builds its tree from. */
+	if (in->code_levels && *in->code_levels) {
+		snprintf(line, sizeof(line), "code levels: %s", in->code_levels);
+		emit(ctx, line);
+	}
+	if (in->code_shares && *in->code_shares) {
+		snprintf(line, sizeof(line), "code regions: %s", in->code_shares);
+		emit(ctx, line);
+	}
 	/* Every counter, for `go tool pprof -comments` and record -v. */
 	emit_full(&e, "tagprof " TAGPROF_VERSION);
 	snprintf(title, sizeof(title), "event: %s", in->event);
@@ -422,6 +451,7 @@ void comments__window(const struct comments_in *in,
 	emit_line(&e, "thread context", &thread_context);
 	emit_line(&e, "process context since start", &process_context);
 	emit_line(&e, "register tags", &register_tags);
+	emit_line(&e, "code regions since start", &code_regions);
 	snprintf(title, sizeof(title), "unwind %s",
 		 unwind_mode__name(in->unwind));
 	emit_line(&e, title, &unwind);
@@ -488,6 +518,10 @@ void comments__summary(const struct comments_in *in, FILE *f)
 		fprintf(f, "tagprof: --label %s=%s dropped %llu samples\n",
 			flt->label_key, flt->label_val,
 			(unsigned long long)st->label_filtered);
+	if (in->code_shares && *in->code_shares) {
+		fprintf(f, "tagprof: code regions: %s\n", in->code_shares);
+		summary_line(f, "code regions", &code_regions, &in->v, "");
+	}
 	if (counters__sum(&register_tags_summary, &in->v))
 		summary_line(f, "register tags", &register_tags_summary,
 			     &in->v, "");

@@ -27,7 +27,14 @@ struct comments_in {
 	/* the summary's */
 	uint64_t ring_bytes;		/* ring-buffer space of the records */
 	const struct proccfg_filters *filters;
+	/* Processes with code regions: their attributed shares (the
+	 * window's or the run's, ctxwatch__code_shares), and the levels'
+	 * nesting ("query > operator > pipeline"); "" or NULL: none. */
+	const char *code_shares;
+	const char *code_levels;
 };
+
+#define COMMENTS_SHARES_LEN	1024	/* room for code_shares */
 
 /* What starts the window's comments that are every counter: pprof leaves
  * the comments that start with '#' out of its reports' headers. */

@@ -9,6 +9,7 @@
 #include "capture/counters.h"
 #include "capture/labels.h"
 #include "kernel/ksymbolizer.h"
+#include "proc/codemap.h"
 #include "proc/ctxwatch.h"
 #include "proc/proctable.h"
 #include "proc/targetfile.h"
@@ -37,6 +38,7 @@ static const struct counter_def targetfile[] = { TARGETFILE_COUNTERS(COUNT) };
 static const struct counter_def ctxwatch[] = { CTXWATCH_COUNTERS(COUNT) };
 static const struct counter_def labels[] = { LABELS_COUNTERS(COUNT) };
 static const struct counter_def unwind[] = { UNWIND_COUNTERS(COUNT) };
+static const struct counter_def codemap[] = { CODEMAP_COUNTERS(COUNT) };
 
 #define ALL_COUNTS(type, defs)						\
 	_Static_assert(sizeof(type) == sizeof(defs) /			\
@@ -51,6 +53,7 @@ ALL_COUNTS(CG_TYPE_TARGETFILE, targetfile);
 ALL_COUNTS(CG_TYPE_CTXWATCH, ctxwatch);
 ALL_COUNTS(CG_TYPE_LABELS, labels);
 ALL_COUNTS(CG_TYPE_UNWIND, unwind);
+ALL_COUNTS(CG_TYPE_CODEMAP, codemap);
 /* proctable_stats: its list, then its debuginfo_stats */
 _Static_assert(offsetof(CG_TYPE_PROCTABLE, sym) ==
 	       sizeof(proctable) / sizeof(proctable[0]) * sizeof(uint64_t),
@@ -72,6 +75,7 @@ static const struct {
 	[CG_CTXWATCH] = GROUP(ctxwatch),
 	[CG_LABELS] = GROUP(labels),
 	[CG_UNWIND] = GROUP(unwind),
+	[CG_CODEMAP] = GROUP(codemap),
 };
 
 const struct counter_def *counters__group(enum counter_group g, size_t *n)

@@ -30,6 +30,7 @@ enum counter_group {
 	CG_CTXWATCH,	/* struct ctxwatch_stats */
 	CG_LABELS,	/* struct labels_stats */
 	CG_UNWIND,	/* struct unwind_stats */
+	CG_CODEMAP,	/* struct codemap_stats */
 	CG_COUNT,
 };
 
@@ -45,6 +46,7 @@ enum counter_group {
 #define CG_TYPE_CTXWATCH	struct ctxwatch_stats
 #define CG_TYPE_LABELS		struct labels_stats
 #define CG_TYPE_UNWIND		struct unwind_stats
+#define CG_TYPE_CODEMAP		struct codemap_stats
 
 /* One counter, as its list declares it. */
 struct counter_def {

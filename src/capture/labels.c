@@ -3,9 +3,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "capture/labels.h"
 #include "out/pprof.h"
+#include "proc/codemap.h"
 #include "proc/ctxwatch.h"
 #include "sample_event.h"
 #include "util/utf8.h"
@@ -177,21 +179,27 @@ static void decode_custom(struct decode *d, const uint8_t *blob, size_t size)
 	}
 }
 
-/* A tag field's label name: the field, unless tagprof or the process's
- * thread-label keys already use it (then "tag:<field>"), so the name is
- * the same on every sample. */
-static const char *field_key(struct decode *d, const char *field)
+static const char *prefixed(struct decode *d, const char *prefix,
+			    const char *name)
 {
-	const struct procctx *ctx = &d->snap->ctx;
-	bool taken = builtin(field);
 	char tmp[80];
 
-	for (size_t i = 0; !taken && i < ctx->nkeys; i++)
-		taken = !strcmp(ctx->keys[i], field);
-	if (!taken)
-		return field;
-	snprintf(tmp, sizeof(tmp), "tag:%s", field);
+	snprintf(tmp, sizeof(tmp), "%s:%s", prefix, name);
 	return text(d, tmp, strlen(tmp));
+}
+
+/* The label name of a tag field or a code level: the name, unless tagprof
+ * or the process's thread-label keys already use it (then
+ * "<prefix>:<name>"), so the name is the same on every sample. */
+static const char *own_key(struct decode *d, const char *prefix,
+			   const char *name)
+{
+	const struct procctx *ctx = d->snap ? &d->snap->ctx : NULL;
+	bool taken = builtin(name);
+
+	for (size_t i = 0; ctx && !taken && i < ctx->nkeys; i++)
+		taken = !strcmp(ctx->keys[i], name);
+	return taken ? prefixed(d, prefix, name) : name;
 }
 
 /* The name of a tag field value; one the dictionary lacks is missed (it
@@ -225,7 +233,7 @@ static void decode_tag(struct decode *d, uint64_t tag)
 			       tag_value_name(d, f, v) : NULL;
 		if (!v && !name)
 			continue;
-		key = field_key(d, tags->fields[f].name);
+		key = own_key(d, "tag", tags->fields[f].name);
 		if (!name) {
 			snprintf(num, sizeof(num), "%" PRIu64, v);
 			name = num;
@@ -237,18 +245,65 @@ static void decode_tag(struct decode *d, uint64_t tag)
 			.key = "tag", .num = (int64_t)tag };
 }
 
+/* The string label at or after from that is named key, or -1. */
+static ssize_t find_label(const struct decode *d, size_t from, const char *key)
+{
+	for (size_t i = from; i < d->n; i++)
+		if (d->out->labels[i].str && !strcmp(d->out->labels[i].key, key))
+			return (ssize_t)i;
+	return -1;
+}
+
+/* The levels of the sample's code region; tags: where the tag labels
+ * begin, to cross-check a field that names the same level. */
+static void decode_code(struct decode *d, const struct labels_sample *s,
+			size_t tags)
+{
+	const struct code_levels *lv = s->code;
+	bool mismatch = false;
+
+	for (uint32_t i = 0; i < lv->n; i++) {
+		const char *key = lv->key[i], *val = lv->val[i];
+		ssize_t j = find_label(d, tags, key);
+
+		if (j < 0) {
+			emit(d, own_key(d, "code", key), val);
+			continue;
+		}
+		if (!strcmp(d->out->labels[j].str, val))
+			continue;
+		mismatch = true;
+		/* Where the region's own code ran, the tag is a leftover
+		 * of the code it called last; in code it called, the tag
+		 * names the caller as precisely as the stack does. */
+		if (s->code_leaf) {
+			d->out->labels[j].key = prefixed(d, "tag", key);
+			emit(d, key, val);
+		} else {
+			emit(d, prefixed(d, "code", key), val);
+		}
+	}
+	if (mismatch)
+		d->st->code_tag_mismatch++;
+}
+
 size_t labels__decode(const struct ctxsnap *snap, const struct labels_sample *s,
 		      const struct labels_buf *out, struct labels_stats *st,
 		      enum ctxsnap_miss *miss)
 {
 	struct decode d = { .snap = snap, .out = out, .st = st };
+	size_t tags;
 
 	if (s->kind == TP_CTX_OTEL && snap)
 		decode_otel(&d, s->blob, s->size);
 	else if (s->kind == TP_CTX_CUSTOM)
 		decode_custom(&d, s->blob, s->size);
+	tags = d.n;
+
 	if (s->tag_valid && snap)
 		decode_tag(&d, s->tag);
+	if (s->code)
+		decode_code(&d, s, tags);
 	*miss = d.miss;
 	return d.n;
 }

@@ -14,6 +14,7 @@
 #include "proc/ctxsnap.h"
 #include "util/counter.h"
 
+struct code_levels;
 struct ctxwatch;
 struct pprof_label;
 
@@ -25,7 +26,11 @@ struct pprof_label;
 	X(bad_utf8, "invalid UTF-8 replaced")				\
 	/* blobs that ended inside an attribute */			\
 	X(truncated, "truncated")					\
-	X(tag_unnamed, "field values without a name")
+	X(tag_unnamed, "field values without a name")			\
+	/* samples whose register tag gives a level another value than	\
+	 * the code region of their stack */				\
+	X(code_tag_mismatch, "samples whose register tag and code "	\
+	  "region disagree")
 
 struct labels_stats {
 	LABELS_COUNTERS(COUNTER_FIELD)
@@ -40,6 +45,10 @@ struct labels_sample {
 	size_t size;
 	bool tag_valid;
 	uint64_t tag;
+	/* The levels of the code region of its stack (proc/codemap.h), or
+	 * NULL; code_leaf: the region's code itself was running. */
+	const struct code_levels *code;
+	bool code_leaf;
 };
 
 /* Where labels go: at most max of them, their strings in strs. */
@@ -54,7 +63,13 @@ struct labels_buf {
  * known of the process, so only custom labels, which carry their keys).
  * Returns the number written. Names: tagprof's own labels win; an
  * application key equal to one is reported as "label:<key>", and a tag
- * field equal to either as "tag:<field>". What it met is added to *st;
+ * field equal to either as "tag:<field>". A code region's levels are
+ * labels named after their keys, "code:<key>" when tagprof or the thread
+ * labels use the key. A tag field and a level with the same key name one
+ * level twice: one label when they agree; when they do not (counted), the
+ * region's value where its own code ran, the tag's where the code it
+ * called did (shared code), the other one as "code:<key>" or
+ * "tag:<key>". What it met is added to *st;
  * *miss tells the first kind of name snap lacked, a key before a tag
  * value (CTXSNAP_MISS_NONE: none). */
 size_t labels__decode(const struct ctxsnap *snap, const struct labels_sample *s,

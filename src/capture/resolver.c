@@ -8,6 +8,7 @@
 #include "out/pprof.h"
 #include "proc/proctable.h"
 #include "capture/labels.h"
+#include "proc/codemap.h"
 #include "proc/ctxwatch.h"
 #include "sym/symbolizer.h"
 #include "unwind/unwind.h"
@@ -19,6 +20,7 @@ struct resolver {
 	/* the last sample's, which the resolved sample points to */
 	struct resolved_sample out;
 	uint64_t user[TP_MAX_FRAMES];
+	size_t nuser;			/* user frames unwound */
 	uint32_t locs[SAMPLE_MAX_LOCS];
 	struct pprof_label labels[MAX_LABELS];
 	char comm[TP_COMM_LEN + 1], strs[8192];
@@ -68,9 +70,48 @@ static size_t frames(struct resolver *r, struct proc *p,
 		.later = s->ustack_flags & TP_USTACK_LATER,
 		.regs = rs->regs, .stack = rs->stack,
 		.stack_len = rs->regs ? s->stack_size : 0 }, r->user);
+	r->nuser = nu;
 	return symbolizer__stack(r->x.sym, p, r->user, nu,
 				 rs->frames + s->user_depth, s->kern_depth,
 				 r->locs);
+}
+
+/* Whether a user frame runs anonymous executable memory: code generated
+ * at run time, which a code-region table may name. */
+static bool anon_frame(const struct proc *p, const uint64_t *user, size_t n)
+{
+	for (size_t i = 0; p && i < n; i++) {
+		const struct proc_map *m = proctable__map_at(p, user[i]);
+
+		if (m && m->anon_exec)
+			return true;
+	}
+	return false;
+}
+
+/* The levels of the code region the sample's stack runs in (*leaf: its
+ * own code, not code it called), or NULL. A process with frames in
+ * anonymous code and no table known yet has its context read again: it
+ * may have published one since. */
+static const struct code_levels *code_levels(struct resolver *r,
+					     const struct proc *p,
+					     const struct tp_sample *s,
+					     bool *leaf)
+{
+	const struct code_region *reg;
+	struct codemap *cm;
+
+	if (!s->pid || !r->nuser)
+		return NULL;
+	cm = ctxwatch__codemap(r->x.cw, s->pid);
+	if (!cm && anon_frame(p, r->user, r->nuser) &&
+	    ctxwatch__refresh(r->x.cw, s->pid, s->time_ns, CTXSNAP_MISS_CODE))
+		cm = ctxwatch__codemap(r->x.cw, s->pid);
+	if (!cm)
+		return NULL;
+	reg = codemap__attribute(cm, r->user, r->nuser, s->time_ns, leaf,
+				 r->x.code);
+	return reg ? reg->levels : NULL;
 }
 
 static size_t labels(struct resolver *r, const struct proc *p,
@@ -80,6 +121,8 @@ static size_t labels(struct resolver *r, const struct proc *p,
 	struct pprof_label *labels = r->labels;
 	const char *comm = r->comm;
 	size_t nl = 0;
+	bool leaf = false;
+	const struct code_levels *code = code_levels(r, p, s, &leaf);
 
 	labels[nl++] = (struct pprof_label){ .key = "process",
 					     .str = p ? p->exe : comm };
@@ -94,7 +137,8 @@ static size_t labels(struct resolver *r, const struct proc *p,
 	nl += labels__resolve(r->x.cw, &(struct labels_sample){
 		.pid = s->pid, .time_ns = s->time_ns, .kind = s->ctx_kind,
 		.blob = rs->ctx, .size = s->ctx_size, .tag_valid = s->tag_valid,
-		.tag = s->tag }, &(struct labels_buf){
+		.tag = s->tag, .code = code, .code_leaf = leaf },
+		&(struct labels_buf){
 		labels + nl, MAX_LABELS - nl, r->strs, sizeof(r->strs) },
 		r->x.labels);
 	return nl;

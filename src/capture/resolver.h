@@ -2,7 +2,7 @@
  * consumers get (capture/sample.h): its process from the process table,
  * its user stack unwound, its frames named in the location table, and
  * its labels: process, thread, pid, tid, cpu, service, and those of its
- * thread context and register tag. */
+ * thread context, register tag and code region. */
 #ifndef TAGPROF_RESOLVER_H
 #define TAGPROF_RESOLVER_H
 
@@ -14,6 +14,7 @@
 struct proctable;
 struct ctxwatch;
 struct labels_stats;
+struct codemap_stats;
 struct unwinder;
 struct symbolizer;
 
@@ -22,6 +23,7 @@ struct resolver_parts {
 	struct proctable *procs;
 	struct ctxwatch *cw;		/* process contexts, for labels */
 	struct labels_stats *labels;	/* what decoding counted */
+	struct codemap_stats *code;	/* what code regions counted */
 	struct unwinder *uw;
 	struct symbolizer *sym;		/* writes into lt */
 	struct loctab *lt;

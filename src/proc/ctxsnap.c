@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "proc/ctxsnap.h"
+#include "proc/codemap.h"
 
 /* The record layouts OTEP 4947 has named (tls_v1 is the name its text
  * gives the layout once final). A context without the attribute is read as
@@ -23,5 +24,7 @@ void ctxsnap__clear(struct ctxsnap *s)
 {
 	procctx__clear(&s->ctx);
 	tagdecl__clear(&s->tags);
+	codemap__free(s->code);
+	s->code = NULL;
 	s->read_ns = 0;
 }

@@ -12,9 +12,13 @@
 #include "proc/procctx.h"
 #include "proc/tagdecl.h"
 
+struct codemap;
+
 struct ctxsnap {
 	struct procctx ctx;
 	struct tagdecl tags;
+	struct codemap *code;	/* its code-region table, followed; NULL
+				   until the context names one */
 	uint64_t read_ns;	/* when the read that gave it began
 				   (CLOCK_MONOTONIC); 0: never read */
 };
@@ -25,6 +29,8 @@ enum ctxsnap_miss {
 	CTXSNAP_MISS_NONE = 0,
 	CTXSNAP_MISS_KEY,	/* a key index past the key map */
 	CTXSNAP_MISS_TAG,	/* a tag field value without a name */
+	CTXSNAP_MISS_CODE,	/* a frame in anonymous code, and no
+				 * code-region table known */
 };
 
 /* Whether the process's threadlocal.schema_version names the record

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "proc/codemap.h"
 #include "proc/ctxsnap.h"
 #include "proc/procctx.h"
 #include "util/hashmap.h"
@@ -70,8 +71,20 @@ struct pctx {
 	struct ctxsnap snap;	/* the process context as last read */
 };
 
+#define CODE_GONE_MAX	32
+
+/* A process gone, and what its code regions attributed. */
+struct code_gone {
+	uint32_t pid;
+	char svc[64];
+	uint64_t all, hit, wall, whit;
+};
+
 struct ctxwatch {
 	struct hashmap *procs;	/* pid -> struct pctx * */
+	struct code_gone gone[CODE_GONE_MAX];
+	size_t ngone;
+	char code_levels[256];	/* of the first table that had levels */
 	ctxwatch_report_fn report;
 	void *report_arg;
 	struct ctxwatch_stats stats;
@@ -133,12 +146,33 @@ static struct pctx *create(struct ctxwatch *t, uint32_t pid)
 	return p;
 }
 
+/* Keeps the attribution counts of a process going away, for the window's
+ * comments and the summary; the oldest of CODE_GONE_MAX give way. */
+static void keep_code_counts(struct ctxwatch *t, const struct pctx *p)
+{
+	struct code_gone *g;
+
+	if (!p->snap.code)
+		return;
+	if (t->ngone == CODE_GONE_MAX)
+		memmove(t->gone, t->gone + 1, --t->ngone * sizeof(*t->gone));
+	g = &t->gone[t->ngone++];
+	g->pid = p->pid;
+	snprintf(g->svc, sizeof(g->svc), "%s",
+		 p->snap.ctx.service_name ? p->snap.ctx.service_name : "");
+	codemap__counts(p->snap.code, &g->all, &g->hit, &g->wall, &g->whit);
+	if (!t->code_levels[0])
+		snprintf(t->code_levels, sizeof(t->code_levels), "%s",
+			 codemap__level_order(p->snap.code));
+}
+
 static void drop(struct ctxwatch *t, uint32_t pid)
 {
 	uint64_t v;
 
 	if (!hashmap__del(t->procs, &pid, sizeof(pid), &v))
 		return;
+	keep_code_counts(t, (struct pctx *)(uintptr_t)v);
 	if (((struct pctx *)(uintptr_t)v)->found && t->report)
 		t->report(t->report_arg, pid, NULL);
 	pctx_free((struct pctx *)(uintptr_t)v);
@@ -490,6 +524,94 @@ bool ctxwatch__refresh(struct ctxwatch *t, uint32_t pid, uint64_t sample_ns,
 	if (miss == CTXSNAP_MISS_TAG)
 		t->stats.ctx_refreshes++;
 	return true;
+}
+
+struct codemap *ctxwatch__codemap(struct ctxwatch *t, uint32_t pid)
+{
+	struct pctx *p = lookup(t, pid);
+	const struct procctx_attr *a;
+
+	if (!p)
+		return NULL;
+	if (p->snap.code)
+		return p->snap.code;
+	a = procctx__attr(&p->snap.ctx, TP_CODE_ATTR);
+	if (!a || a->str || a->list || a->num <= 0)
+		return NULL;
+	p->snap.code = codemap__new(pid, (uint64_t)a->num);
+	return p->snap.code;
+}
+
+/* One process's attribution counts, as code_shares() prints them. */
+static size_t share_text(char *buf, size_t len, bool first, uint32_t pid,
+			 const char *svc, uint64_t n, uint64_t k)
+{
+	int w;
+
+	if (!n || !len)
+		return 0;
+	w = snprintf(buf, len, "%spid %u%s%s%s: %.1f%% of %" PRIu64
+		     " samples attributed", first ? "" : "; ", pid,
+		     svc && *svc ? " (" : "", svc && *svc ? svc : "",
+		     svc && *svc ? ")" : "", 100.0 * k / n, n);
+	return w < 0 ? 0 : (size_t)w < len ? (size_t)w : len - 1;
+}
+
+size_t ctxwatch__code_shares(struct ctxwatch *t, bool window, char *buf,
+			     size_t len)
+{
+	uint64_t all, hit, wall, whit;
+	size_t iter = 0, named = 0, off = 0, w;
+	uint64_t v;
+
+	if (len)
+		buf[0] = '\0';
+	while (hashmap__next(t->procs, &iter, NULL, NULL, &v)) {
+		struct pctx *p = (struct pctx *)(uintptr_t)v;
+
+		if (!p->snap.code)
+			continue;
+		codemap__counts(p->snap.code, &all, &hit, &wall, &whit);
+		if (window)
+			codemap__window_reset(p->snap.code);
+		w = share_text(buf + off, len - off, !named, p->pid,
+			       p->snap.ctx.service_name, window ? wall : all,
+			       window ? whit : hit);
+		off += w;
+		named += w > 0;
+	}
+	/* Processes gone since: record's one window ends after its command
+	 * exited. */
+	for (size_t i = 0; i < t->ngone; i++) {
+		struct code_gone *g = &t->gone[i];
+
+		w = share_text(buf + off, len - off, !named, g->pid, g->svc,
+			       window ? g->wall : g->all,
+			       window ? g->whit : g->hit);
+		if (window)
+			g->wall = g->whit = 0;
+		off += w;
+		named += w > 0;
+	}
+	return named;
+}
+
+const char *ctxwatch__code_levels(struct ctxwatch *t)
+{
+	size_t iter = 0;
+	uint64_t v;
+
+	/* Latched: the processes that had them may be gone by the time a
+	 * window's comments are written. */
+	while (!t->code_levels[0] &&
+	       hashmap__next(t->procs, &iter, NULL, NULL, &v)) {
+		struct pctx *p = (struct pctx *)(uintptr_t)v;
+
+		if (p->snap.code)
+			snprintf(t->code_levels, sizeof(t->code_levels), "%s",
+				 codemap__level_order(p->snap.code));
+	}
+	return t->code_levels;
 }
 
 const struct ctxsnap *ctxwatch__snapshot(struct ctxwatch *t, uint32_t pid)

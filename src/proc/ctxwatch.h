@@ -108,6 +108,22 @@ const struct ctxsnap *ctxwatch__snapshot(struct ctxwatch *t, uint32_t pid);
 bool ctxwatch__refresh(struct ctxwatch *t, uint32_t pid, uint64_t sample_ns,
 		       enum ctxsnap_miss miss);
 
+/* The code-region table of pid, when its process context names one
+ * (code_table.h): made on first use, kept with the snapshot. NULL when
+ * none is known or on ENOMEM. */
+struct codemap *ctxwatch__codemap(struct ctxwatch *t, uint32_t pid);
+
+/* "pid P (SERVICE): X% of N samples attributed" for each process with a
+ * code-region table and samples, "; " between them, into buf, over the
+ * window (window true: since the last reset, which it does) or since the
+ * start. Returns how many processes it named. */
+size_t ctxwatch__code_shares(struct ctxwatch *t, bool window, char *buf,
+			     size_t len);
+
+/* The level keys, outermost first ("query > operator > pipeline"), of
+ * the first process with a table that had any; "" when none yet. */
+const char *ctxwatch__code_levels(struct ctxwatch *t);
+
 /* Forgets processes that are gone (their exit event may have been lost). */
 void ctxwatch__sweep(struct ctxwatch *t);
 

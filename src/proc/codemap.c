@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* A process's code-region table, followed (codemap.h). */
+#include "proc/codemap.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/procfs.h"
+#include "util/clock.h"
+#include "util/hashmap.h"
+#include "util/utf8.h"
+
+#define CHUNK		(256u << 10)	/* bytes read of the table at once */
+#define SIDS_MAX	(1u << 20)	/* string ids a table may define */
+#define READ_TRIES	3		/* reads of a table switching under them */
+#define SCAN_MAX	4096		/* regions looked at for one address */
+#define ORDER_MAX	256		/* bytes of the level-order string */
+
+/* A region and the pass of the table reads that last saw it added. */
+struct slot {
+	struct code_region r;
+	uint32_t pass;
+};
+
+struct codemap {
+	uint32_t pid;
+	uint64_t anchor;
+	/* the table being read */
+	uint64_t gen, table, offset;
+	bool have_gen, broken;
+	bool switching;			/* reading a new table from its start */
+	uint64_t switch_ns;		/* its base_ns */
+	uint32_t pass;
+	const char **sids;		/* the table's strings, by id - 1 */
+	size_t nsids;
+	uint64_t read_ns;		/* when the last read began */
+	uint64_t pruned_ns;
+	/* regions: a pool in arrival order, and its order by (start, from) */
+	struct slot *r;
+	size_t n, cap;
+	uint32_t *order;
+	size_t nsorted;			/* order's first n entries are sorted */
+	bool dirty;			/* adds or ends since the overlap sweep */
+	uint64_t maxlen;		/* the longest region's length */
+	struct hashmap *by_id;		/* region id -> pool index */
+	struct hashmap *strs;		/* interned strings */
+	struct hashmap *levels;		/* interned level sets */
+	size_t str_bytes;
+	char order_str[ORDER_MAX];
+	uint32_t order_n;
+	uint64_t samples, attributed, win_samples, win_attributed;
+	uint8_t *buf;
+};
+
+struct codemap *codemap__new(uint32_t pid, uint64_t anchor)
+{
+	struct codemap *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->pid = pid;
+	m->anchor = anchor;
+	m->by_id = hashmap__new(0);
+	m->strs = hashmap__new(HASHMAP_BORROW_KEYS);
+	m->levels = hashmap__new(HASHMAP_BORROW_KEYS);
+	if (!m->by_id || !m->strs || !m->levels) {
+		codemap__free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static void free_ptr(void *p)
+{
+	free(p);
+}
+
+void codemap__free(struct codemap *m)
+{
+	if (!m)
+		return;
+	hashmap__free(m->by_id);
+	hashmap__free_values(m->strs, free_ptr);
+	hashmap__free_values(m->levels, free_ptr);
+	free(m->sids);
+	free(m->r);
+	free(m->order);
+	free(m->buf);
+	free(m);
+}
+
+/* ---- interning ---- */
+
+/* s[0..len) as one interned, sanitized string; NULL over the bounds. */
+static const char *intern(struct codemap *m, const char *s, size_t len,
+			  struct codemap_stats *st)
+{
+	char tmp[4 * TP_CODE_STR_MAX + 8], *copy;
+	uint64_t v;
+	size_t n;
+
+	utf8__sanitize((const uint8_t *)s, len, tmp, sizeof(tmp));
+	n = strlen(tmp);
+	if (hashmap__get(m->strs, tmp, n, &v))
+		return (const char *)(uintptr_t)v;
+	if (m->str_bytes + n + 1 > CODEMAP_STRS_MAX) {
+		st->over_budget++;
+		return NULL;
+	}
+	copy = strdup(tmp);
+	if (!copy)
+		return NULL;
+	if (hashmap__put(m->strs, copy, n, (uint64_t)(uintptr_t)copy)) {
+		free(copy);
+		return NULL;
+	}
+	m->str_bytes += n + 1;
+	return copy;
+}
+
+/* A level set and its hash key: the key and value pointers, packed
+ * (strings are interned, so the pointers are their identity). */
+struct levels_entry {
+	struct code_levels lv;
+	const char *packed[2 * TP_CODE_LEVELS_MAX];
+};
+
+static const struct code_levels *intern_levels(struct codemap *m,
+					       const struct code_levels *lv)
+{
+	struct levels_entry *e = malloc(sizeof(*e));
+	size_t klen = 2 * lv->n * sizeof(e->packed[0]);
+	uint64_t v;
+
+	if (!e)
+		return NULL;
+	e->lv = *lv;
+	memcpy(e->packed, lv->key, lv->n * sizeof(lv->key[0]));
+	memcpy(e->packed + lv->n, lv->val, lv->n * sizeof(lv->val[0]));
+	if (hashmap__get(m->levels, e->packed, klen, &v)) {
+		free(e);
+		return &((struct levels_entry *)(uintptr_t)v)->lv;
+	}
+	if (hashmap__put(m->levels, e->packed, klen, (uint64_t)(uintptr_t)e)) {
+		free(e);
+		return NULL;
+	}
+	return &e->lv;
+}
+
+/* ---- applying records ---- */
+
+static bool key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+/* "key=value" into level i of lv; false when it is not one. */
+static bool split_level(struct codemap *m, const char *s, struct code_levels *lv,
+			uint32_t i, struct codemap_stats *st)
+{
+	const char *eq = strchr(s, '=');
+	size_t klen = eq ? (size_t)(eq - s) : 0;
+
+	if (!klen || klen > TP_CODE_KEY_MAX)
+		return false;
+	for (size_t k = 0; k < klen; k++)
+		if (!key_char(s[k]))
+			return false;
+	lv->key[i] = intern(m, s, klen, st);
+	lv->val[i] = intern(m, eq + 1, strlen(eq + 1), st);
+	return lv->key[i] && lv->val[i];
+}
+
+static const char *sid_str(const struct codemap *m, uint32_t id)
+{
+	return id && id <= m->nsids ? m->sids[id - 1] : NULL;
+}
+
+static bool apply_str(struct codemap *m, const struct tp_code_rec *h,
+		      struct codemap_stats *st)
+{
+	const char **sids;
+	size_t n;
+
+	if (h->count > TP_CODE_STR_MAX || h->size < sizeof(*h) + h->count ||
+	    !h->id || h->id > SIDS_MAX)
+		return false;
+	if (h->id > m->nsids) {
+		n = m->nsids ? m->nsids : 64;
+		while (n < h->id)
+			n *= 2;
+		sids = realloc(m->sids, n * sizeof(*sids));
+		if (!sids)
+			return false;
+		memset(sids + m->nsids, 0, (n - m->nsids) * sizeof(*sids));
+		m->sids = sids;
+		m->nsids = n;
+	}
+	m->sids[h->id - 1] = intern(m, (const char *)(h + 1), h->count, st);
+	return m->sids[h->id - 1] != NULL;
+}
+
+/* The level order string from a region with more levels than seen yet. */
+static void note_order(struct codemap *m, const struct code_levels *lv)
+{
+	size_t off = 0;
+
+	if (lv->n <= m->order_n)
+		return;
+	m->order_n = lv->n;
+	m->order_str[0] = '\0';
+	for (uint32_t i = lv->n; i-- > 0 && off < sizeof(m->order_str);)
+		off += snprintf(m->order_str + off, sizeof(m->order_str) - off,
+				"%s%s", i + 1 < lv->n ? " > " : "", lv->key[i]);
+}
+
+static bool region_push(struct codemap *m, const struct code_region *r)
+{
+	struct slot *pool;
+	uint32_t *order;
+	size_t cap;
+
+	if (m->n == m->cap) {
+		cap = m->cap ? m->cap * 2 : 256;
+		pool = realloc(m->r, cap * sizeof(*pool));
+		if (!pool)
+			return false;
+		m->r = pool;
+		order = realloc(m->order, cap * sizeof(*order));
+		if (!order)
+			return false;
+		m->order = order;
+		m->cap = cap;
+	}
+	if (hashmap__put(m->by_id, &r->id, sizeof(r->id), m->n))
+		return false;
+	m->r[m->n] = (struct slot){ *r, m->pass };
+	m->order[m->n] = (uint32_t)m->n;
+	m->n++;
+	if (r->end - r->start > m->maxlen)
+		m->maxlen = r->end - r->start;
+	m->dirty = true;
+	return true;
+}
+
+static bool apply_add(struct codemap *m, const struct tp_code_rec *h,
+		      struct codemap_stats *st)
+{
+	const struct tp_code_add *a = (const void *)h;
+	struct code_levels lv = { .n = h->count };
+	struct code_region r;
+	uint64_t idx;
+
+	if (h->count > TP_CODE_LEVELS_MAX ||
+	    h->size < sizeof(*a) + h->count * sizeof(uint32_t) ||
+	    !a->len || a->start + a->len < a->start)
+		return false;
+	/* Known: the new table of a compaction adds the live ones again. */
+	if (hashmap__get(m->by_id, &h->id, sizeof(h->id), &idx)) {
+		m->r[idx].pass = m->pass;
+		return m->switching;
+	}
+	if (m->n >= CODEMAP_REGIONS_MAX) {
+		st->over_budget++;
+		return true;
+	}
+	for (uint32_t i = 0; i < lv.n; i++) {
+		const char *s = sid_str(m, a->levels[i]);
+
+		if (!s || !split_level(m, s, &lv, i, st))
+			return false;
+	}
+	r = (struct code_region){
+		.start = a->start, .end = a->start + a->len,
+		.from_ns = a->time_ns, .to_ns = UINT64_MAX, .id = h->id,
+		.name = a->name ? sid_str(m, a->name) : NULL,
+		.levels = intern_levels(m, &lv) };
+	if ((a->name && !r.name) || !r.levels || !region_push(m, &r))
+		return false;
+	note_order(m, r.levels);
+	st->added++;
+	return true;
+}
+
+static bool apply_drop(struct codemap *m, const struct tp_code_rec *h,
+		       struct codemap_stats *st)
+{
+	const struct tp_code_drop *d = (const void *)h;
+	uint64_t idx;
+
+	if (h->size < sizeof(*d) ||
+	    !hashmap__get(m->by_id, &h->id, sizeof(h->id), &idx))
+		return false;
+	if (m->r[idx].r.to_ns == UINT64_MAX) {
+		m->r[idx].r.to_ns = d->time_ns;
+		m->dirty = true;
+		st->dropped++;
+	}
+	return true;
+}
+
+size_t codemap__apply(struct codemap *m, const uint8_t *buf, size_t len,
+		      struct codemap_stats *st)
+{
+	size_t pos = 0;
+
+	while (!m->broken && len - pos >= sizeof(struct tp_code_rec)) {
+		/* Records are 8-aligned in the table and buf starts at one,
+		 * but the bytes are the process's: copy, never cast. */
+		union {
+			struct tp_code_rec h;
+			struct tp_code_add a;
+			uint8_t b[sizeof(struct tp_code_add) +
+				  TP_CODE_LEVELS_MAX * 4 + TP_CODE_STR_MAX + 8];
+		} rec;
+		struct tp_code_rec h;
+		bool ok;
+
+		memcpy(&h, buf + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.size % 8 || h.size > TP_CODE_TABLE_MAX) {
+			m->broken = true;
+			st->bad_records++;
+			break;
+		}
+		if (h.size > len - pos)
+			break;		/* the rest is in the next read */
+		if (h.size > sizeof(rec)) {
+			st->bad_records++;
+			pos += h.size;
+			continue;
+		}
+		memset(&rec, 0, sizeof(rec));
+		memcpy(&rec, buf + pos, h.size);
+		switch (h.kind) {
+		case TP_CODE_REC_STR:
+			ok = apply_str(m, &rec.h, st);
+			break;
+		case TP_CODE_REC_ADD:
+			ok = apply_add(m, &rec.h, st);
+			break;
+		case TP_CODE_REC_DROP:
+			ok = apply_drop(m, &rec.h, st);
+			break;
+		default:
+			ok = true;	/* a later version's record: skipped */
+		}
+		if (!ok)
+			st->bad_records++;
+		pos += h.size;
+	}
+	return pos;
+}
+
+void codemap__switch(struct codemap *m, uint64_t base_ns)
+{
+	m->switching = true;
+	m->switch_ns = base_ns;
+	m->pass++;
+	m->offset = 0;
+	m->broken = false;
+	/* String ids belong to a table. */
+	if (m->sids)
+		memset(m->sids, 0, m->nsids * sizeof(*m->sids));
+}
+
+void codemap__switch_done(struct codemap *m)
+{
+	if (!m->switching)
+		return;
+	m->switching = false;
+	/* Live, and not in the new table: dropped before it was made. */
+	for (size_t i = 0; i < m->n; i++) {
+		struct slot *s = &m->r[i];
+
+		if (s->r.to_ns == UINT64_MAX && s->pass != m->pass) {
+			s->r.to_ns = m->switch_ns;
+			m->dirty = true;
+		}
+	}
+}
+
+/* ---- lookups ---- */
+
+static int by_start(const void *a, const void *b, void *arg)
+{
+	const struct slot *r = arg;
+	const struct code_region *x = &r[*(const uint32_t *)a].r;
+	const struct code_region *y = &r[*(const uint32_t *)b].r;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->from_ns != y->from_ns)
+		return x->from_ns < y->from_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Sorts the regions added since the last sort and merges them in. */
+static void sort_new(struct codemap *m)
+{
+	size_t a = 0, b = m->nsorted, k = 0, na = m->nsorted;
+	uint32_t *out;
+
+	if (m->nsorted == m->n)
+		return;
+	qsort_r(m->order + m->nsorted, m->n - m->nsorted, sizeof(*m->order),
+		by_start, m->r);
+	out = malloc(m->n * sizeof(*out));
+	if (!out) {
+		/* No room to merge: sort it all in place. */
+		qsort_r(m->order, m->n, sizeof(*m->order), by_start, m->r);
+		m->nsorted = m->n;
+		return;
+	}
+	while (a < na || b < m->n) {
+		if (b == m->n ||
+		    (a < na && by_start(&m->order[a], &m->order[b], m->r) <= 0))
+			out[k++] = m->order[a++];
+		else
+			out[k++] = m->order[b++];
+	}
+	memcpy(m->order, out, m->n * sizeof(*out));
+	free(out);
+	m->nsorted = m->n;
+}
+
+/* Two live regions over the same code: the older one ends when the newer
+ * one began. Once after each batch of records, over the regions in start
+ * order, against the live one that reaches furthest. */
+static void end_overlaps(struct codemap *m, struct codemap_stats *st)
+{
+	struct code_region *reach = NULL;
+
+	for (size_t i = 0; i < m->n; i++) {
+		struct code_region *r = &m->r[m->order[i]].r, *older, *newer;
+
+		if (r->to_ns != UINT64_MAX)
+			continue;
+		if (reach && r->start < reach->end) {
+			older = r->id < reach->id ? r : reach;
+			newer = older == r ? reach : r;
+			older->to_ns = newer->from_ns;
+			st->overlapped++;
+			reach = newer;
+			continue;
+		}
+		reach = r;
+	}
+}
+
+static void settle(struct codemap *m, struct codemap_stats *st)
+{
+	sort_new(m);
+	if (m->dirty)
+		end_overlaps(m, st);
+	m->dirty = false;
+}
+
+/* How many regions in order start at or below addr. */
+static size_t upper(const struct codemap *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nsorted;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->r[m->order[mid]].r.start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
+					uint64_t t)
+{
+	const struct code_region *best = NULL;
+	size_t i = upper(m, addr), seen = 0;
+
+	/* Back from the last region starting at or below addr, while one
+	 * could still reach it; the newest that holds addr at t wins. */
+	while (i-- > 0 && seen++ < SCAN_MAX) {
+		const struct code_region *r = &m->r[m->order[i]].r;
+
+		if (addr - r->start >= m->maxlen)
+			break;
+		if (addr < r->end && r->from_ns <= t && t < r->to_ns &&
+		    (!best || r->from_ns > best->from_ns))
+			best = r;
+	}
+	return best;
+}
+
+/* ---- reading the process's table ---- */
+
+static int read_anchor(const struct codemap *m, struct tp_code_anchor *a)
+{
+	int err = procfs__read_mem(m->pid, m->anchor, a, sizeof(*a));
+
+	if (err)
+		return err;
+	if (memcmp(a->magic, TP_CODE_MAGIC, sizeof(a->magic)) ||
+	    a->version != TP_CODE_VERSION || a->anchor_size < sizeof(*a))
+		return -EINVAL;
+	return 0;
+}
+
+/* Reads the table from m->offset to used, a chunk at a time, each kept
+ * only when the generation did not move while it was read. 0, -EAGAIN
+ * (it moved), or -errno. */
+static int read_records(struct codemap *m, const struct tp_code_anchor *a,
+			struct codemap_stats *st)
+{
+	uint64_t used = a->used < a->size ? a->used : a->size;
+	struct tp_code_anchor again;
+	size_t len, done;
+	int err;
+
+	if (used > TP_CODE_TABLE_MAX)
+		used = TP_CODE_TABLE_MAX;
+	if (!m->buf && !(m->buf = malloc(CHUNK)))
+		return -ENOMEM;
+	while (m->offset < used && !m->broken) {
+		len = used - m->offset < CHUNK ? used - m->offset : CHUNK;
+		err = procfs__read_mem(m->pid, m->table + m->offset, m->buf, len);
+		if (!err)
+			err = read_anchor(m, &again);
+		if (!err && again.gen != a->gen)
+			err = -EAGAIN;
+		if (err)
+			return err;
+		done = codemap__apply(m, m->buf, len, st);
+		/* Nothing whole in all that is left to used: a record runs
+		 * past what the process says it wrote. */
+		if (!done && len == used - m->offset && !m->broken) {
+			m->broken = true;
+			st->bad_records++;
+		}
+		m->offset += done;
+	}
+	return 0;
+}
+
+static int refresh_once(struct codemap *m, struct codemap_stats *st)
+{
+	struct tp_code_anchor a;
+	int err = read_anchor(m, &a);
+
+	if (err)
+		return err;
+	if (a.gen & 1)
+		return -EAGAIN;
+	if (!m->have_gen || a.gen != m->gen || a.table != m->table) {
+		if (!m->have_gen)
+			st->tables++;
+		m->have_gen = true;
+		m->gen = a.gen;
+		m->table = a.table;
+		codemap__switch(m, a.base_ns);
+	}
+	if (!a.table)
+		return 0;
+	err = read_records(m, &a, st);
+	if (!err && m->offset >= (a.used < a.size ? a.used : a.size))
+		codemap__switch_done(m);
+	return err;
+}
+
+int codemap__refresh(struct codemap *m, uint64_t now_ns,
+		     struct codemap_stats *st)
+{
+	int err = -EAGAIN;
+
+	m->read_ns = now_ns;
+	for (int i = 0; i < READ_TRIES && err == -EAGAIN; i++) {
+		err = refresh_once(m, st);
+		if (err == -EAGAIN)
+			st->torn_reads++;
+	}
+	/* A process gone is no failure: its samples are all in. */
+	if (err && err != -EAGAIN && err != -ESRCH)
+		st->unreadable++;
+	settle(m, st);
+	if (now_ns - m->pruned_ns > CODEMAP_KEEP_NS / 2)
+		codemap__prune(m, now_ns);
+	return err;
+}
+
+const struct code_region *codemap__attribute(struct codemap *m,
+					     const uint64_t *user, size_t nu,
+					     uint64_t t, bool *leaf,
+					     struct codemap_stats *st)
+{
+	const struct code_region *r = NULL;
+
+	if (t >= m->read_ns)
+		codemap__refresh(m, clock__mono_ns(), st);
+	for (size_t i = 0; i < nu && !r; i++) {
+		/* A caller's frame is its return address: the call is the
+		 * byte before, and may be the region's last. */
+		r = codemap__find(m, i ? user[i] - 1 : user[i], t);
+		*leaf = i == 0;
+	}
+	m->samples++;
+	m->win_samples++;
+	st->samples++;
+	if (r) {
+		m->attributed++;
+		m->win_attributed++;
+		st->attributed++;
+	}
+	return r;
+}
+
+/* ---- upkeep ---- */
+
+void codemap__prune(struct codemap *m, uint64_t now_ns)
+{
+	size_t k = 0;
+
+	m->pruned_ns = now_ns;
+	for (size_t i = 0; i < m->n; i++) {
+		struct slot *s = &m->r[i];
+
+		if (s->r.to_ns != UINT64_MAX && s->r.to_ns + CODEMAP_KEEP_NS < now_ns) {
+			hashmap__del(m->by_id, &s->r.id, sizeof(s->r.id), NULL);
+			continue;
+		}
+		if (k != i) {
+			m->r[k] = *s;
+			hashmap__put(m->by_id, &s->r.id, sizeof(s->r.id), k);
+		}
+		k++;
+	}
+	if (k == m->n)
+		return;
+	m->n = k;
+	m->maxlen = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		m->order[i] = (uint32_t)i;
+		if (m->r[i].r.end - m->r[i].r.start > m->maxlen)
+			m->maxlen = m->r[i].r.end - m->r[i].r.start;
+	}
+	m->nsorted = 0;
+	sort_new(m);
+}
+
+const char *codemap__level_order(const struct codemap *m)
+{
+	return m->order_str;
+}
+
+void codemap__counts(const struct codemap *m, uint64_t *samples,
+		     uint64_t *attributed, uint64_t *win_samples,
+		     uint64_t *win_attributed)
+{
+	*samples = m->samples;
+	*attributed = m->attributed;
+	*win_samples = m->win_samples;
+	*win_attributed = m->win_attributed;
+}
+
+void codemap__window_reset(struct codemap *m)
+{
+	m->win_samples = 0;
+	m->win_attributed = 0;
+}
+
+size_t codemap__count(const struct codemap *m)
+{
+	return m->n;
+}
+
+size_t codemap__bytes(const struct codemap *m)
+{
+	return sizeof(*m) + m->cap * (sizeof(*m->r) + sizeof(*m->order)) +
+	       m->nsids * sizeof(*m->sids) + m->str_bytes +
+	       hashmap__size(m->levels) * sizeof(struct levels_entry) +
+	       (m->buf ? CHUNK : 0);
+}
