@@ -174,6 +174,12 @@ $(BUILD)/tests/test_libtagprof_tags: tests/unit/test_libtagprof_tags.c tests/uni
 		-DTEST_CLANG=\"$(CLANG)\" -o $@ $< \
 		$(BUILD)/obj/otel_process_ctx.pb-c.o $(BUILD)/libtagprof.a \
 		$(LIBTP_EXPORT) -lprotobuf-c -pthread
+# The code-region test writes a table with the library and follows it with
+# the agent's reader, in one process: both the .a and the agent's objects.
+$(BUILD)/tests/test_coderegion: tests/unit/test_coderegion.c tests/unit/check.h \
+		$(BUILD)/libtagprof.a $(LIB_OBJS) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) \
+		$(BUILD)/libtagprof.a $(LIBTP_EXPORT) $(LIBS) $(TEST_LIBS)
 # ==== end of libtagprof ====
 
 # --- tests ---

@@ -72,12 +72,17 @@ struct tp_code_add {
 	uint64_t start;
 	uint64_t len;
 	uint32_t name;		/* string id of the region's name; 0: none */
-	uint32_t levels[];	/* h.count string ids, lowest level first */
+	uint32_t reserved;	/* 0 */
+	uint32_t levels[];	/* h.count string ids, lowest level first,
+				 * at offset 48 */
 };
 
 struct tp_code_drop {
 	struct tp_code_rec h;
 	uint64_t time_ns;
 };
+
+_Static_assert(sizeof(struct tp_code_add) == 48, "levels at offset 48");
+_Static_assert(sizeof(struct tp_code_drop) == 24, "a drop is 24 bytes");
 
 #endif

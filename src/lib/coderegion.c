@@ -516,7 +516,7 @@ static int region_add(struct live *r)
 		drop_slot((size_t)j, r->time_ns);
 	r->id = ++st.next_id;
 	put_add(r);
-	j = live_slot(r->start);
+	j = (ssize_t)index_probe(&st.by_start, hash64(r->start), &r->start, live_eq);
 	st.by_start.slot[j] = (uint32_t)(st.nlive + 1);
 	st.by_start.n++;
 	st.live[st.nlive++] = *r;

@@ -429,7 +429,8 @@ static void sort_new(struct codemap *m)
 
 /* Two live regions over the same code: the older one ends when the newer
  * one began. Once after each batch of records, over the regions in start
- * order, against the live one that reaches furthest. */
+ * order, against the live one that reaches furthest; counted in st when
+ * not NULL. */
 static void end_overlaps(struct codemap *m, struct codemap_stats *st)
 {
 	struct code_region *reach = NULL;
@@ -443,7 +444,8 @@ static void end_overlaps(struct codemap *m, struct codemap_stats *st)
 			older = r->id < reach->id ? r : reach;
 			newer = older == r ? reach : r;
 			older->to_ns = newer->from_ns;
-			st->overlapped++;
+			if (st)
+				st->overlapped++;
 			reach = newer;
 			continue;
 		}
@@ -479,7 +481,12 @@ const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
 					uint64_t t)
 {
 	const struct code_region *best = NULL;
-	size_t i = upper(m, addr), seen = 0;
+	size_t i, seen = 0;
+
+	/* Records applied without a refresh (codemap__apply alone). */
+	if (m->dirty || m->nsorted != m->n)
+		settle(m, NULL);
+	i = upper(m, addr);
 
 	/* Back from the last region starting at or below addr, while one
 	 * could still reach it; the newest that holds addr at t wins. */
