@@ -180,6 +180,10 @@ $(BUILD)/tests/test_coderegion: tests/unit/test_coderegion.c tests/unit/check.h 
 		$(BUILD)/libtagprof.a $(LIB_OBJS) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) \
 		$(BUILD)/libtagprof.a $(LIBTP_EXPORT) $(LIBS) $(TEST_LIBS)
+$(BUILD)/bench/code_regions: tests/bench/code_regions.c $(BUILD)/libtagprof.a $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) \
+		$(BUILD)/libtagprof.a $(LIBTP_EXPORT) $(LIBS)
 # ==== end of libtagprof ====
 
 # --- tests ---

@@ -44,6 +44,7 @@ struct codemap {
 	size_t nsorted;			/* order's first n entries are sorted */
 	bool dirty;			/* adds or ends since the overlap sweep */
 	uint64_t maxlen;		/* the longest region's length */
+	uint64_t lo, hi;		/* all regions lie in [lo, hi) */
 	struct hashmap *by_id;		/* region id -> pool index */
 	struct hashmap *strs;		/* interned strings */
 	struct hashmap *levels;		/* interned level sets */
@@ -239,6 +240,10 @@ static bool region_push(struct codemap *m, const struct code_region *r)
 	if (hashmap__put(m->by_id, &r->id, sizeof(r->id), m->n))
 		return false;
 	m->r[m->n] = (struct slot){ *r, m->pass };
+	if (!m->n || r->start < m->lo)
+		m->lo = r->start;
+	if (r->end > m->hi)
+		m->hi = r->end;
 	m->order[m->n] = (uint32_t)m->n;
 	m->n++;
 	if (r->end - r->start > m->maxlen)
@@ -483,6 +488,9 @@ const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
 	const struct code_region *best = NULL;
 	size_t i, seen = 0;
 
+	/* Most frames of most stacks are in no generated code at all. */
+	if (addr < m->lo || addr >= m->hi)
+		return NULL;
 	/* Records applied without a refresh (codemap__apply alone). */
 	if (m->dirty || m->nsorted != m->n)
 		settle(m, NULL);
