@@ -254,6 +254,15 @@ $(TAGOPS): tests/workloads/libtagprof/tagops.c $(LIBTP) | $(BUILD)/workloads
 	$(TAG_CC) $(WORKLOAD_CFLAGS) $(LIBTP_TAG_CFLAGS) $(WARN) -Iinclude -o $@ $< \
 		-L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
 
+# A compiling query engine (see jitengine.c; tests/e2e/codegen.sh): x86-64
+# code generated at run time, its code regions, register tags set by the
+# generated code, a jitdump. GCC with the tag register reserved, as tagops.
+JITENGINE := $(BUILD)/workloads/jitengine
+$(JITENGINE): tests/workloads/jitengine/jitengine.c include/code_table.h $(LIBTP) \
+		| $(BUILD)/workloads
+	$(TAG_CC) $(WORKLOAD_CFLAGS) $(LIBTP_TAG_CFLAGS) $(WARN) -Iinclude -o $@ $< \
+		-L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
+
 # A register-tags-only program (no label set), linked as the README says:
 # statically with no extra linker flag, and with the shared library.
 TAGSONLY := $(BUILD)/workloads/tagsonly_static $(BUILD)/workloads/tagsonly_shared
@@ -287,7 +296,7 @@ $(BUILD)/workloads/llvmjit: tests/workloads/llvmjit/llvmjit.c | $(BUILD)/workloa
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) $(shell $(LLVM_CONFIG) --cflags) -o $@ $< \
 		$(shell $(LLVM_CONFIG) --ldflags --libs)
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(JITENGINE) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
 	$(LLVMJIT)
 
 check: tests
