@@ -3,7 +3,9 @@
  * pprof files (per-sample ones from record -T, or ordinary ones) into one
  * aggregated pprof, cut to a time window and to label or tag values.
  * `report timeline` shows per-sample ones over time: the Firefox
- * Profiler's format, or one HTML page of lanes. */
+ * Profiler's format, or one HTML page of lanes. `report plan` shows where
+ * the samples went among the components that generated the code (query >
+ * operator > pipeline), as a text tree or one HTML page. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -18,6 +20,7 @@
 #include "report/firefox.h"
 #include "report/htmlview.h"
 #include "report/merge.h"
+#include "report/plan.h"
 #include "report/pprofin.h"
 #include "report/timeline.h"
 #include "util/gzip.h"
@@ -31,6 +34,8 @@ void report_usage(FILE *out)
 "usage: tagprof report pprof IN.pb.gz... [CUT] -o OUT.pb.gz\n"
 "       tagprof report timeline IN.pb.gz... [CUT] -o OUT.json.gz\n"
 "       tagprof report timeline IN.pb.gz... [CUT] --by KEY -o OUT.html\n"
+"       tagprof report plan IN.pb.gz... [CUT] [--levels K1,K2,...]\n"
+"                           [-o OUT.txt|OUT.html|-]\n"
 "\n"
 "pprof: merges pprof files into one ordinary (aggregated) pprof: equal\n"
 "stacks with equal labels become one sample, the time label t is dropped.\n"
@@ -46,6 +51,17 @@ void report_usage(FILE *out)
 "page (no network): CPU over time in one lane per value of KEY, and each\n"
 "value's share.\n"
 "\n"
+"plan: the samples as a tree of the components that generated the code\n"
+"they ran, by their labels or tag fields: each sample goes to the path of\n"
+"its values of the levels (query=q17 > operator=HashJoin#3 > pipeline=2),\n"
+"down to the first level it lacks; without the outermost it is\n"
+"(unattributed). Each node: its inclusive and exclusive share of all the\n"
+"samples kept, and its samples (the sample type samples, else the first\n"
+"type). Then each process's samples and how many have the outermost level.\n"
+"The levels come from --levels, else from the inputs' comment\n"
+"'code levels: query > operator > pipeline'. Text on standard output (or\n"
+"-o OUT.txt), or one self-contained page (-o OUT.html).\n"
+"\n"
 "CUT:\n"
 "  --from T, --to T      keep the samples taken from T to T (both included),\n"
 "                        counted from the earliest input's start; T is a\n"
@@ -57,7 +73,10 @@ void report_usage(FILE *out)
 "\n"
 "  --by KEY              timeline .html: the label or tag field whose values\n"
 "                        make the lanes (query_id, operator, ...)\n"
-"  -o, --output FILE     the file to write (mode 0640, written whole)\n"
+"  --levels K1,K2,...    plan: the levels, outermost first (query,operator,\n"
+"                        pipeline); overrides the inputs' comment\n"
+"  -o, --output FILE     the file to write (mode 0640, written whole); plan:\n"
+"                        - (the default) for standard output\n"
 "  -h, --help            this help\n"
 "\n"
 "Exit status: 0, 1 when no sample was kept (an empty but valid file is\n"
@@ -108,7 +127,9 @@ struct report_args {
 	const char *cmd;	/* "tagprof report pprof", ... */
 	const char *output;
 	const char *by;
+	const char *levels;	/* report plan's --levels */
 	bool timeline;		/* report timeline: inputs need times */
+	bool plan;		/* report plan: --levels is for it */
 	const char *from, *to;
 	struct merge_cut cut;
 	char **inputs;
@@ -123,6 +144,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "label", required_argument, NULL, 'L' },
 		{ "tag", required_argument, NULL, 'g' },
 		{ "by", required_argument, NULL, 'b' },
+		{ "levels", required_argument, NULL, 'l' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -153,6 +175,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 'b':
 			a->by = optarg;
 			break;
+		case 'l':
+			a->levels = optarg;
+			break;
 		case 'o':
 			a->output = optarg;
 			break;
@@ -166,6 +191,10 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	}
 	a->inputs = argv + optind;
 	a->ninputs = argc - optind;
+	if (a->levels && !a->plan) {
+		fprintf(stderr, "%s: --levels is for report plan\n", a->cmd);
+		return 2;
+	}
 	if (!a->ninputs || !a->output) {
 		fprintf(stderr, "%s: %s\n", a->cmd, !a->ninputs ?
 			"no input profile given" : "no output given (-o FILE)");
@@ -278,7 +307,8 @@ static int say_kept(const struct report_args *a, const struct merge_counts *n,
 {
 	fprintf(stderr, "%s: %" PRIu64 " of %" PRIu64 " samples kept from %d "
 		"file%s, %s; wrote %s\n", a->cmd, n->kept, n->samples,
-		a->ninputs, a->ninputs == 1 ? "" : "s", what, a->output);
+		a->ninputs, a->ninputs == 1 ? "" : "s", what,
+		strcmp(a->output, "-") ? a->output : "standard output");
 	if (n->untimed)
 		fprintf(stderr, "%s: %" PRIu64 " samples without a time left "
 			"out (lost ones: their time is not known)\n", a->cmd,
@@ -468,6 +498,158 @@ out:
 	return ret;
 }
 
+/* l as "A > B > C" for a message, into buf. */
+static const char *levels_text(const struct plan_levels *l, char *buf,
+			       size_t len)
+{
+	struct strbuf b = { 0 };
+
+	plan_levels__print(l, &b);
+	snprintf(buf, len, "%s", b.err || !b.p ? "?" : b.p);
+	strbuf__free(&b);
+	return buf;
+}
+
+/* The levels from --levels, else from the first input whose comment names
+ * them; another input that names others is said and left. *from: which,
+ * for the output. false (said) when there are none or they are bad. */
+static bool choose_levels(const struct report_args *a,
+			  const struct pprofin *in, struct plan_levels *l,
+			  const char **from)
+{
+	struct plan_levels other;
+	char err[160], t1[256], t2[256];
+	int first = -1, ret;
+
+	if (a->levels) {
+		*from = "from --levels";
+		if (!plan_levels__parse(l, a->levels, ',', err, sizeof(err)))
+			return true;
+		fprintf(stderr, "%s: --levels %s: %s\n", a->cmd, a->levels, err);
+		return false;
+	}
+	*from = a->ninputs == 1 ? "from the profile's comment" :
+				  "from the profiles' comments";
+	for (int i = 0; i < a->ninputs; i++) {
+		ret = plan_levels__from_comment(first < 0 ? l : &other, &in[i],
+						err, sizeof(err));
+		if (ret == -ENOENT)
+			continue;
+		if (ret) {
+			fprintf(stderr, "%s: %s: its comment '%s' is bad: %s "
+				"(pass --levels)\n", a->cmd, a->inputs[i],
+				PLAN_LEVELS_COMMENT, err);
+			plan_levels__free(l);
+			return false;
+		}
+		if (first < 0) {
+			first = i;
+			continue;
+		}
+		if (!plan_levels__equal(l, &other))
+			fprintf(stderr, "%s: %s names the levels %s, %s names "
+				"%s: using the first's (pass --levels to "
+				"choose)\n", a->cmd, a->inputs[first],
+				levels_text(l, t1, sizeof(t1)), a->inputs[i],
+				levels_text(&other, t2, sizeof(t2)));
+		plan_levels__free(&other);
+	}
+	if (first >= 0)
+		return true;
+	fprintf(stderr, "%s: no levels: %s no comment '%s A > B > C'; pass "
+		"--levels, outermost first, e.g. --levels "
+		"query,operator,pipeline\n", a->cmd, a->ninputs == 1 ?
+		"the profile has" : "no profile has", PLAN_LEVELS_COMMENT);
+	return false;
+}
+
+/* The output's kind from its name: .html, else text (.txt or -); false
+ * (said) for another name. */
+static bool plan_output_ok(const struct report_args *a, bool *html)
+{
+	*html = ends_with(a->output, ".html") || ends_with(a->output, ".htm");
+	if (*html || !strcmp(a->output, "-") || ends_with(a->output, ".txt"))
+		return true;
+	fprintf(stderr, "%s: -o %s: name the output .txt or .html, or - for "
+		"standard output\n", a->cmd, a->output);
+	return false;
+}
+
+/* b to standard output (-) or written whole to the file. */
+static int write_plan(const struct report_args *a, const struct strbuf *b)
+{
+	if (strcmp(a->output, "-"))
+		return write_file(a, b->p, b->len);
+	if (fwrite(b->p, 1, b->len, stdout) != b->len || fflush(stdout)) {
+		fprintf(stderr, "%s: cannot write standard output: %s\n",
+			a->cmd, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int report_plan(int argc, char **argv)
+{
+	struct report_args a = { .cmd = "tagprof report plan", .output = "-",
+				 .plan = true };
+	struct plan_levels levels = { 0 };
+	struct pprofin *in = NULL;
+	struct plan *p = NULL;
+	struct strbuf b = { 0 };
+	const char *from;
+	int64_t base;
+	char err[512], title[512], what[64];
+	bool html;
+	int ret = parse_args(argc, argv, &a), i;
+
+	if (ret)
+		return ret;
+	if (a.by) {
+		fprintf(stderr, "%s: --by is for report timeline's .html\n",
+			a.cmd);
+		return 2;
+	}
+	if (!plan_output_ok(&a, &html))
+		return 2;
+	ret = 2;
+	in = calloc((size_t)a.ninputs, sizeof(*in));
+	if (!in || load_inputs(&a, in, &base) ||
+	    !choose_levels(&a, in, &levels, &from))
+		goto out;
+	p = plan__new(&levels);
+	if (!p) {
+		fprintf(stderr, "%s: out of memory\n", a.cmd);
+		goto out;
+	}
+	for (i = 0; i < a.ninputs; i++)
+		if (plan__add(p, &in[i], &a.cut, err, sizeof(err))) {
+			fprintf(stderr, "%s: %s: %s\n", a.cmd, a.inputs[i], err);
+			goto out;
+		}
+	if (a.ninputs > 1)
+		snprintf(title, sizeof(title), "%s and %d more", a.inputs[0],
+			 a.ninputs - 1);
+	else
+		snprintf(title, sizeof(title), "%s", a.inputs[0]);
+	if (plan__sort(p) ||
+	    (html ? plan__write_html : plan__write_text)(p, &(struct plan_opts){
+		    .title = title, .levels_from = from }, &b)) {
+		fprintf(stderr, "%s: out of memory\n", a.cmd);
+		goto out;
+	}
+	if (write_plan(&a, &b))
+		goto out;
+	snprintf(what, sizeof(what), "%zu component%s", p->nnodes - 1,
+		 p->nnodes == 2 ? "" : "s");
+	ret = say_kept(&a, &p->counts, what);
+out:
+	strbuf__free(&b);
+	plan__free(p);
+	plan_levels__free(&levels);
+	free_inputs(in, a.ninputs);
+	return ret;
+}
+
 int report_main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -478,6 +660,8 @@ int report_main(int argc, char **argv)
 		return report_pprof(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "timeline"))
 		return report_timeline(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "plan"))
+		return report_plan(argc - 1, argv + 1);
 	fprintf(stderr, "tagprof report: unknown report '%s'\n", argv[1]);
 	report_usage(stderr);
 	return 2;
