@@ -1,5 +1,5 @@
 /* The code-region table: how libtagprof publishes the tagging dictionary
- * of generated code (tagprof_code_region) and how the agent follows it.
+ * of generated code (tagprof_code_regions) and how the agent follows it.
  *
  * A process that registers code regions publishes, once, the address of an
  * anchor in its process context (extra attribute tagprof.code.table, an
@@ -10,10 +10,16 @@
  * and keeps what it read only when `gen` did not change. So the agent
  * follows the log incrementally: one 64-byte read when nothing is new.
  *
+ * The records: strings (STR), sets of a name and levels that use them
+ * (SET), regions that each name a set (ADD: the regions of one
+ * registration, 16 bytes each), and ends of regions (DROP). A string or a
+ * set is defined once in a table, before a record uses it.
+ *
  * When a table is full the writer builds a new one holding the live
- * regions (their ADD records with their first times) and the strings they
- * use, then publishes it: gen odd, table/size/used/base_ns stored, gen even
- * again. A reader that sees gen change reads the new table from its start.
+ * regions (their ADD records with their first times) and the sets and
+ * strings they use, then publishes it: gen odd, table/size/used/base_ns
+ * stored, gen even again. A reader that sees gen change reads the new
+ * table from its start.
  *
  * Times are CLOCK_MONOTONIC nanoseconds, the clock of the samples: a region
  * names the samples taken in [its ADD's time, the time of its DROP or of a
@@ -52,8 +58,9 @@ struct tp_code_anchor {
 
 enum tp_code_rec_kind {
 	TP_CODE_REC_STR = 1,	/* defines string `id` (the bytes follow) */
-	TP_CODE_REC_ADD = 2,	/* a region: tp_code_add, then u32 string ids */
-	TP_CODE_REC_DROP = 3,	/* region `id` ended at time_ns */
+	TP_CODE_REC_SET = 2,	/* defines set `id`: a name and levels */
+	TP_CODE_REC_ADD = 3,	/* regions id, id+1...: tp_code_add, spans */
+	TP_CODE_REC_DROP = 4,	/* region `id` ended at time_ns */
 };
 
 /* Every record starts so; size is the whole record, a multiple of 8. */
@@ -61,20 +68,36 @@ struct tp_code_rec {
 	uint32_t size;
 	uint16_t kind;
 	uint16_t count;		/* STR: bytes of the string (no NUL stored);
-				 * ADD: levels; DROP: 0 */
-	uint64_t id;		/* STR: string id (1, 2...); ADD/DROP: region
-				 * id (1, 2..., never reused in a process) */
+				 * SET: levels; ADD: spans; DROP: 0 */
+	uint64_t id;		/* STR: string id; SET: set id (both from 1,
+				 * defined before use, per table); ADD: the
+				 * first region's id; DROP: the region's.
+				 * Region ids count from 1 and are never
+				 * reused in a process. */
 };
 
+/* A region's name and its levels, shared by the regions that have the
+ * same ones: a compiled query's regions name a few sets. */
+struct tp_code_set {
+	struct tp_code_rec h;
+	uint32_t name;		/* string id of the name; 0: none */
+	uint32_t reserved;	/* 0 */
+	uint32_t levels[];	/* h.count string ids ("key=value"), lowest
+				 * level first, at offset 24 */
+};
+
+struct tp_code_span {
+	uint64_t start;
+	uint32_t len;		/* bytes of code; at most 4 GiB - 1 */
+	uint32_t set;		/* its set id */
+};
+
+/* The regions of one registration (tagprof_code_regions), registered at
+ * time_ns: h.count spans, the i-th region's id h.id + i. */
 struct tp_code_add {
 	struct tp_code_rec h;
 	uint64_t time_ns;
-	uint64_t start;
-	uint64_t len;
-	uint32_t name;		/* string id of the region's name; 0: none */
-	uint32_t reserved;	/* 0 */
-	uint32_t levels[];	/* h.count string ids, lowest level first,
-				 * at offset 48 */
+	struct tp_code_span spans[];
 };
 
 struct tp_code_drop {
@@ -82,7 +105,11 @@ struct tp_code_drop {
 	uint64_t time_ns;
 };
 
-_Static_assert(sizeof(struct tp_code_add) == 48, "levels at offset 48");
+#define TP_CODE_SPANS_MAX	4096	/* spans in one ADD record */
+
+_Static_assert(sizeof(struct tp_code_set) == 24, "levels at offset 24");
+_Static_assert(sizeof(struct tp_code_span) == 16, "a span is 16 bytes");
+_Static_assert(sizeof(struct tp_code_add) == 24, "spans at offset 24");
 _Static_assert(sizeof(struct tp_code_drop) == 24, "a drop is 24 bytes");
 
 #endif

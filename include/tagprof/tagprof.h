@@ -168,31 +168,58 @@ static inline const tagprof_labels *tagprof_attach(const tagprof_labels *l)
 
 /* ==== Generated code: the tagging dictionary ====
  *
- * A code generator names each piece of machine code it emits and the
- * components that produced it, once, when compilation ends:
+ * A code generator names the machine code it emitted and the components
+ * that produced it, once, when a compilation ends:
  *
- *	static const char *const levels[] = {
+ *	static const char *const scan[] = {
+ *		"pipeline=1", "operator=Scan#1", "query=q17" };
+ *	static const char *const probe[] = {
  *		"pipeline=2", "operator=HashJoin#3", "query=q17" };
- *	tagprof_code_region(code, code_len, "q17_pipeline2", levels, 3);
- *	...run it any number of times...
- *	tagprof_code_region_drop(code);		// before freeing or reusing it
+ *	struct tagprof_code_span spans[] = {
+ *		{ scan_code, scan_len, "q17_p1_scan", scan, 3 },
+ *		{ probe_code, probe_len, "q17_p2_probe", probe, 3 },
+ *	};
+ *	tagprof_code_regions(spans, 2);
+ *	...run the code any number of times...
+ *	tagprof_code_region_drop(scan_code);	// before freeing or reusing it
  *
  * Levels are "key=value", lowest level first (key 1..63 bytes of
- * [A-Za-z0-9_.-], value up to 255 bytes), at most 8. The profiler labels a
- * sample with the levels of the innermost frame of its stack that lies in
- * a region: key=value labels, next to the thread's labels and register
- * tags. Code called from generated code (a shared, precompiled insert) is
- * so split by its caller; a register tag whose fields use the same keys
- * does the same at the cost of no stack walk, and the profiler counts the
- * samples where the two disagree.
+ * [A-Za-z0-9_.-], value up to 255 bytes of UTF-8), at most 8; a name is
+ * up to 511 bytes of UTF-8. The profiler labels a sample with the levels
+ * of the innermost frame of its stack that lies in a region: key=value
+ * labels, next to the thread's labels and register tags. Code called from
+ * generated code (a shared, precompiled insert) is so split by its
+ * caller; a register tag whose fields use the same keys does the same
+ * without a stack walk, and the profiler counts the samples where the two
+ * disagree.
  *
  * Regions are appended to a table in this process's memory that the
- * profiler follows (code_table.h): registering costs one append, not a
+ * profiler follows (code_table.h): registering costs an append, not a
  * republish of the process context, and no system call once the table
- * exists. Registering code that overlaps a live region ends that region
- * (as a drop would); samples taken before keep its levels. name may be
- * NULL. 0, -EINVAL (bad arguments: len 0, a level not key=value, too
- * long), -ENOMEM, or an error of publishing the process context. */
+ * exists. Register a compilation's regions in one call: they cost 16
+ * bytes each in the table, plus their names and levels once per distinct
+ * set, and one lock and one clock read in all. Registering code at the
+ * start of a live region ends that region (as a drop would); code that
+ * overlaps one elsewhere ends it for the profiler, which counts it.
+ * Samples taken before keep the old region's levels.
+ *
+ * 0; -EINVAL when a span is bad (NULL start, len 0 or over 4 GiB - 1, a
+ * level that is not key=value, too long, too many; nothing registered);
+ * -ENOMEM or -ENOSPC (the table's 64 MiB are full of live regions), where
+ * the regions of the call before the failure may be registered; or an
+ * error of publishing the process context. */
+struct tagprof_code_span {
+	const void *start;		/* the code's first byte */
+	size_t len;			/* its bytes */
+	const char *name;		/* NULL: none */
+	const char *const *levels;	/* nlevels "key=value", lowest first */
+	size_t nlevels;
+};
+
+TAGPROF_API int tagprof_code_regions(const struct tagprof_code_span *spans,
+				     size_t n);
+
+/* One region: tagprof_code_regions() of one span. */
 TAGPROF_API int tagprof_code_region(const void *start, size_t len,
 				    const char *name,
 				    const char *const levels[], size_t nlevels);

@@ -1,19 +1,19 @@
-/* The tagging dictionary of generated code: tagprof_code_region() and
+/* The tagging dictionary of generated code: tagprof_code_regions() and
  * tagprof_code_region_drop(), published as the append-only table of
  * include/code_table.h.
  *
- * Registering appends one ADD record (and a STR record for each string not
- * yet in the table) and stores the anchor's `used` with release order: no
- * system call, no republish of the process context. The context names the
- * anchor once, at the first registration. When the table is full, a new
- * one is built from the live regions and published under the anchor's
- * generation count (compact()).
+ * Registering appends records (the strings and sets not yet in the table,
+ * then one ADD of 16 bytes a region) and stores the anchor's `used` once,
+ * with release order: no system call, no republish of the process
+ * context. The context names the anchor once, at the first registration.
+ * When the table is full, a new one is built from the live regions and
+ * published under the anchor's generation count (compact()).
  *
  * The library keeps the live regions (by start address, for drop and for
- * compaction) and the strings they use (interned, refcounted, so a
- * long-running engine that compiles a new query name per query does not
- * grow without bound: strings no live region uses go at compaction).
- * Everything here runs under the library lock. */
+ * compaction), the sets they name and the strings those use, interned and
+ * counted, so a long-running engine that compiles a new query name per
+ * query does not grow without bound: what no live region uses goes at
+ * compaction. Everything here runs under the library lock. */
 #include "internal.h"
 
 #include <errno.h>
@@ -35,23 +35,33 @@
 #define VALUE_MAX	255
 
 struct live {
-	uint64_t id, time_ns, start, len;
-	uint32_t name;			/* string id, 0: none */
-	uint32_t nlevels;
-	uint32_t levels[TP_CODE_LEVELS_MAX];
+	uint64_t id, time_ns, start;
+	uint32_t len, set;
 };
 
 struct str {
 	char *s;			/* NULL: free slot */
-	uint32_t refs;			/* live regions using it */
+	uint32_t refs;			/* sets using it */
 	bool in_table;			/* defined in the current table */
 };
 
-/* Open addressing with linear probing; slots hold index + 1 (0: empty). */
-struct index {
-	uint32_t *slot;
-	size_t cap;			/* a power of two, or 0 */
-	size_t n;
+struct set {
+	uint32_t name;			/* string id, 0: none */
+	uint32_t n;
+	uint32_t levels[TP_CODE_LEVELS_MAX];
+	uint32_t refs;			/* live regions naming it; free slot:
+					 * n == UINT32_MAX */
+	uint32_t stamp;			/* the registration that counted it */
+	bool in_table;
+};
+
+/* An array of entries with ids (index + 1), reusing the ids freed at a
+ * compaction: within one table an id is defined once. */
+struct pool {
+	void *v;
+	size_t n, cap;
+	uint32_t *free_ids;
+	size_t nfree, free_cap;
 };
 
 static struct tp_code_anchor anchor;	/* its address is published */
@@ -60,15 +70,18 @@ static struct {
 	size_t size, used;
 	struct live *live;
 	size_t nlive, live_cap;
-	struct index by_start;		/* start -> live index */
-	struct str *strs;		/* by string id - 1 */
-	size_t nstrs, strs_cap;
-	struct index by_text;		/* string text -> string id - 1 */
-	uint32_t *free_ids;		/* string ids free for the next table */
-	size_t nfree, free_cap;
+	struct tagprof__index by_start;	/* start -> live index */
+	struct pool strs;		/* struct str */
+	struct tagprof__index str_index;
+	struct pool sets;		/* struct set */
+	struct tagprof__index set_index;
 	uint64_t next_id;
+	uint32_t stamp;
 	bool published;
 } st;
+
+#define STR(id)		(&((struct str *)st.strs.v)[(id) - 1])
+#define SET(id)		(&((struct set *)st.sets.v)[(id) - 1])
 
 static uint64_t now_ns(void)
 {
@@ -78,12 +91,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t hash64(uint64_t x)
+static uint64_t mix(uint64_t h, uint64_t x)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
+	h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	return h ^ (h >> 33);
 }
 
 static uint64_t hash_str(const char *s)
@@ -92,6 +105,15 @@ static uint64_t hash_str(const char *s)
 
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static uint64_t hash_set(const struct set *s)
+{
+	uint64_t h = mix(s->name, s->n);
+
+	for (uint32_t i = 0; i < s->n; i++)
+		h = mix(h, s->levels[i]);
 	return h;
 }
 
@@ -112,80 +134,27 @@ static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-/* ---- the two indexes: key(i) gives the key of entry i ---- */
-
-typedef bool (*index_eq)(size_t i, const void *key);
-
-static bool index_rehash(struct index *x, size_t cap,
-			 uint64_t (*hash_of)(size_t i))
+/* An id for a new entry of pool p (entries of elem bytes); 0: ENOMEM. */
+static uint32_t pool_take(struct pool *p, size_t elem)
 {
-	uint32_t *old = x->slot;
-	size_t ocap = x->cap;
-
-	x->slot = calloc(cap, sizeof(*x->slot));
-	if (!x->slot) {
-		x->slot = old;
-		return false;
-	}
-	x->cap = cap;
-	for (size_t i = 0; i < ocap; i++) {
-		size_t j;
-
-		if (!old[i])
-			continue;
-		for (j = hash_of(old[i] - 1) & (cap - 1); x->slot[j]; j = (j + 1) & (cap - 1))
-			;
-		x->slot[j] = old[i];
-	}
-	free(old);
-	return true;
+	if (p->nfree)
+		return p->free_ids[--p->nfree];
+	if (!grow(&p->v, &p->cap, p->n + 1, elem) ||
+	    !grow((void **)&p->free_ids, &p->free_cap, p->n + 1, sizeof(uint32_t)))
+		return 0;
+	return (uint32_t)++p->n;
 }
 
-/* The slot holding key, or the empty slot where it would go. */
-static size_t index_probe(const struct index *x, uint64_t h, const void *key,
-			  index_eq eq)
+static void pool_give(struct pool *p, uint32_t id)
 {
-	size_t j = h & (x->cap - 1);
-
-	while (x->slot[j] && !eq(x->slot[j] - 1, key))
-		j = (j + 1) & (x->cap - 1);
-	return j;
+	p->free_ids[p->nfree++] = id;	/* free_cap >= n: pool_take saw to it */
 }
 
-/* Room for one more entry at load <= 1/2. */
-static bool index_reserve(struct index *x, uint64_t (*hash_of)(size_t i))
-{
-	if ((x->n + 1) * 2 <= x->cap)
-		return true;
-	return index_rehash(x, x->cap ? x->cap * 2 : 256, hash_of);
-}
-
-/* Empties slot j and moves later entries of its run back (no tombstones). */
-static void index_delete(struct index *x, size_t j, uint64_t (*hash_of)(size_t i))
-{
-	size_t mask = x->cap - 1, k = j;
-
-	x->slot[j] = 0;
-	x->n--;
-	for (;;) {
-		size_t home;
-
-		k = (k + 1) & mask;
-		if (!x->slot[k])
-			return;
-		home = hash_of(x->slot[k] - 1) & mask;
-		/* Leave it where it is if its home lies cyclically in (j, k]. */
-		if (j <= k ? (home > j && home <= k) : (home > j || home <= k))
-			continue;
-		x->slot[j] = x->slot[k];
-		x->slot[k] = 0;
-		j = k;
-	}
-}
+/* ---- the indexes' keys ---- */
 
 static uint64_t live_hash(size_t i)
 {
-	return hash64(st.live[i].start);
+	return mix(0, st.live[i].start);
 }
 
 static bool live_eq(size_t i, const void *key)
@@ -195,12 +164,25 @@ static bool live_eq(size_t i, const void *key)
 
 static uint64_t str_hash(size_t i)
 {
-	return hash_str(st.strs[i].s);
+	return hash_str(((struct str *)st.strs.v)[i].s);
 }
 
 static bool str_eq(size_t i, const void *key)
 {
-	return !strcmp(st.strs[i].s, key);
+	return !strcmp(((struct str *)st.strs.v)[i].s, key);
+}
+
+static uint64_t set_hash(size_t i)
+{
+	return hash_set(&((struct set *)st.sets.v)[i]);
+}
+
+static bool set_eq(size_t i, const void *key)
+{
+	const struct set *a = &((struct set *)st.sets.v)[i], *b = key;
+
+	return a->name == b->name && a->n == b->n &&
+	       !memcmp(a->levels, b->levels, a->n * sizeof(a->levels[0]));
 }
 
 /* ---- the table ---- */
@@ -222,6 +204,7 @@ static void *table_append(size_t n)
 {
 	void *p = st.table + st.used;
 
+	memset(p, 0, n);
 	st.used += n;
 	return p;
 }
@@ -231,64 +214,88 @@ static size_t rec_size(size_t payload)
 	return (payload + 7) & ~(size_t)7;
 }
 
-static size_t str_rec_size(const char *s)
+static size_t str_bytes(uint32_t id)
 {
-	return rec_size(sizeof(struct tp_code_rec) + strlen(s));
+	return rec_size(sizeof(struct tp_code_rec) + strlen(STR(id)->s));
 }
 
-static size_t add_rec_size(uint32_t nlevels)
+/* The bytes of set id's record and its strings', those already in the
+ * table counted only when all is true. */
+static size_t set_bytes(uint32_t id, bool all)
 {
-	return rec_size(sizeof(struct tp_code_add) + nlevels * sizeof(uint32_t));
-}
+	const struct set *s = SET(id);
+	size_t b = rec_size(sizeof(struct tp_code_set) + s->n * sizeof(uint32_t));
 
-/* Bytes the records of region r take, its strings counted as if none were
- * in the table yet: a bound that holds across a compaction, which empties
- * the table of strings. */
-static size_t region_bytes(const struct live *r)
-{
-	size_t b = add_rec_size(r->nlevels);
-
-	if (r->name)
-		b += str_rec_size(st.strs[r->name - 1].s);
-	for (uint32_t i = 0; i < r->nlevels; i++)
-		b += str_rec_size(st.strs[r->levels[i] - 1].s);
+	if (s->in_table && !all)
+		return 0;
+	if (s->name && (all || !STR(s->name)->in_table))
+		b += str_bytes(s->name);
+	for (uint32_t i = 0; i < s->n; i++)
+		if (all || !STR(s->levels[i])->in_table)
+			b += str_bytes(s->levels[i]);
 	return b;
+}
+
+static size_t add_bytes(size_t nspans)
+{
+	return sizeof(struct tp_code_add) + nspans * sizeof(struct tp_code_span);
 }
 
 static void put_str(uint32_t id)
 {
-	struct str *s = &st.strs[id - 1];
-	size_t len = strlen(s->s), size = str_rec_size(s->s);
+	struct str *s = STR(id);
+	size_t len = strlen(s->s);
 	struct tp_code_rec *h;
 
 	if (s->in_table)
 		return;
-	h = table_append(size);
-	memset(h, 0, size);
-	*h = (struct tp_code_rec){ .size = size, .kind = TP_CODE_REC_STR,
-				   .count = len, .id = id };
+	h = table_append(rec_size(sizeof(*h) + len));
+	*h = (struct tp_code_rec){ .size = rec_size(sizeof(*h) + len),
+				   .kind = TP_CODE_REC_STR, .count = len, .id = id };
 	memcpy(h + 1, s->s, len);
 	s->in_table = true;
 }
 
-static void put_add(const struct live *r)
+static void put_set(uint32_t id)
 {
-	size_t size = add_rec_size(r->nlevels);
-	struct tp_code_add *a;
+	struct set *s = SET(id);
+	size_t size = rec_size(sizeof(struct tp_code_set) + s->n * sizeof(uint32_t));
+	struct tp_code_set *r;
 
-	if (r->name)
-		put_str(r->name);
-	for (uint32_t i = 0; i < r->nlevels; i++)
-		put_str(r->levels[i]);
-	a = table_append(size);
-	memset(a, 0, size);
-	a->h = (struct tp_code_rec){ .size = size, .kind = TP_CODE_REC_ADD,
-				     .count = r->nlevels, .id = r->id };
-	a->time_ns = r->time_ns;
-	a->start = r->start;
-	a->len = r->len;
-	a->name = r->name;
-	memcpy(a->levels, r->levels, r->nlevels * sizeof(uint32_t));
+	if (s->in_table)
+		return;
+	if (s->name)
+		put_str(s->name);
+	for (uint32_t i = 0; i < s->n; i++)
+		put_str(s->levels[i]);
+	r = table_append(size);
+	r->h = (struct tp_code_rec){ .size = size, .kind = TP_CODE_REC_SET,
+				     .count = s->n, .id = id };
+	r->name = s->name;
+	memcpy(r->levels, s->levels, s->n * sizeof(uint32_t));
+	s->in_table = true;
+}
+
+/* An ADD of the n live regions from index i, which have consecutive ids
+ * and one time; their sets are in the table. */
+static void put_add(const struct live *l, size_t n)
+{
+	struct tp_code_add *a = table_append(add_bytes(n));
+
+	a->h = (struct tp_code_rec){ .size = add_bytes(n), .kind = TP_CODE_REC_ADD,
+				     .count = n, .id = l[0].id };
+	a->time_ns = l[0].time_ns;
+	for (size_t k = 0; k < n; k++)
+		a->spans[k] = (struct tp_code_span){ l[k].start, l[k].len, l[k].set };
+}
+
+static void put_drop(uint64_t id, uint64_t t)
+{
+	struct tp_code_drop *d = table_append(sizeof(*d));
+
+	d->h = (struct tp_code_rec){ .size = sizeof(*d), .kind = TP_CODE_REC_DROP,
+				     .id = id };
+	d->time_ns = t;
 }
 
 static void publish_used(void)
@@ -296,21 +303,49 @@ static void publish_used(void)
 	__atomic_store_n(&anchor.used, st.used, __ATOMIC_RELEASE);
 }
 
-/* Frees the strings no live region uses; their ids serve the next table. */
-static void strs_collect(void)
+/* How many live regions from index i an ADD can carry: consecutive ids,
+ * one time, up to TP_CODE_SPANS_MAX. */
+static size_t run_length(size_t i)
 {
-	for (size_t i = 0; i < st.nstrs; i++) {
-		struct str *s = &st.strs[i];
+	size_t n = 1;
+
+	while (i + n < st.nlive && n < TP_CODE_SPANS_MAX &&
+	       st.live[i + n].id == st.live[i].id + n &&
+	       st.live[i + n].time_ns == st.live[i].time_ns)
+		n++;
+	return n;
+}
+
+/* Frees the sets no live region names and the strings no set uses; their
+ * ids serve the next table. Every in_table flag is cleared. */
+static void collect(void)
+{
+	for (uint32_t id = 1; id <= st.sets.n; id++) {
+		struct set *s = SET(id);
+
+		s->in_table = false;
+		if (s->n == UINT32_MAX || s->refs)
+			continue;
+		tagprof__index_delete(&st.set_index, tagprof__index_probe(
+			&st.set_index, hash_set(s), s, set_eq), set_hash);
+		if (s->name)
+			STR(s->name)->refs--;
+		for (uint32_t i = 0; i < s->n; i++)
+			STR(s->levels[i])->refs--;
+		s->n = UINT32_MAX;
+		pool_give(&st.sets, id);
+	}
+	for (uint32_t id = 1; id <= st.strs.n; id++) {
+		struct str *s = STR(id);
 
 		s->in_table = false;
 		if (!s->s || s->refs)
 			continue;
-		index_delete(&st.by_text,
-			     index_probe(&st.by_text, hash_str(s->s), s->s, str_eq),
-			     str_hash);
+		tagprof__index_delete(&st.str_index, tagprof__index_probe(
+			&st.str_index, hash_str(s->s), s->s, str_eq), str_hash);
 		free(s->s);
 		s->s = NULL;
-		st.free_ids[st.nfree++] = (uint32_t)(i + 1);
+		pool_give(&st.strs, id);
 	}
 }
 
@@ -318,20 +353,17 @@ static void strs_collect(void)
  * published under the generation count. -ENOSPC past TP_CODE_TABLE_MAX. */
 static int compact(size_t extra)
 {
-	size_t need = extra, size = TABLE_MIN;
+	size_t need = extra, size = TABLE_MIN, old_size = st.size;
 	uint8_t *old = st.table;
-	size_t old_size = st.size;
 	void *t;
 
-	if (!grow((void **)&st.free_ids, &st.free_cap, st.nstrs, sizeof(uint32_t)))
-		return -ENOMEM;
-	strs_collect();
+	collect();
 	for (size_t i = 0; i < st.nlive; i++)
-		need += add_rec_size(st.live[i].nlevels);
-	for (size_t i = 0; i < st.nstrs; i++)
-		if (st.strs[i].s)
-			need += str_rec_size(st.strs[i].s);
-	/* Twice what it holds: appends until the next compaction pay for
+		need += add_bytes(1);
+	for (uint32_t id = 1; id <= st.sets.n; id++)
+		if (SET(id)->n != UINT32_MAX)
+			need += set_bytes(id, true);
+	/* Twice what it holds: the appends until the next compaction pay for
 	 * this one's copy. */
 	while (size < 2 * need && size < TP_CODE_TABLE_MAX)
 		size *= 2;
@@ -343,8 +375,12 @@ static int compact(size_t extra)
 	st.table = t;
 	st.size = size;
 	st.used = 0;
-	for (size_t i = 0; i < st.nlive; i++)
-		put_add(&st.live[i]);
+	for (size_t i = 0, n; i < st.nlive; i += n) {
+		n = run_length(i);
+		for (size_t k = 0; k < n; k++)
+			put_set(st.live[i + k].set);
+		put_add(&st.live[i], n);
+	}
 
 	__atomic_store_n(&anchor.gen, anchor.gen + 1, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -359,12 +395,13 @@ static int compact(size_t extra)
 	return 0;
 }
 
-/* Makes room for n more bytes, compacting when the table is full. */
-static int reserve(size_t n)
+/* Room for `now` more bytes, or for `fresh` in a compacted table (which
+ * holds none of the strings and sets the caller counted in now). */
+static int reserve(size_t now, size_t fresh)
 {
-	if (st.table && st.size - st.used >= n)
+	if (st.table && st.size - st.used >= now)
 		return 0;
-	return compact(n);
+	return compact(fresh);
 }
 
 /* Names the anchor in the process context: once. */
@@ -385,7 +422,7 @@ static int publish_anchor(void)
 	return err;
 }
 
-/* ---- strings ---- */
+/* ---- validation ---- */
 
 static bool key_char(char c)
 {
@@ -396,7 +433,7 @@ static bool key_char(char c)
 /* "key=value" as the header documents it. */
 static bool level_valid(const char *s)
 {
-	const char *eq = strchr(s, '=');
+	const char *eq = s ? strchr(s, '=') : NULL;
 	size_t klen, vlen;
 
 	if (!eq)
@@ -411,80 +448,103 @@ static bool level_valid(const char *s)
 	return tagprof__utf8_valid((const unsigned char *)eq + 1, vlen);
 }
 
-static bool name_valid(const char *s)
+static bool span_valid(const struct tagprof_code_span *sp)
 {
-	size_t len = strlen(s);
+	size_t len;
 
-	return len && len <= TP_CODE_STR_MAX &&
-	       tagprof__utf8_valid((const unsigned char *)s, len);
+	if (!sp->start || !sp->len || sp->len > UINT32_MAX ||
+	    (uintptr_t)sp->start + sp->len < (uintptr_t)sp->start ||
+	    sp->nlevels > TP_CODE_LEVELS_MAX || (sp->nlevels && !sp->levels))
+		return false;
+	if (sp->name) {
+		len = strlen(sp->name);
+		if (!len || len > TP_CODE_STR_MAX ||
+		    !tagprof__utf8_valid((const unsigned char *)sp->name, len))
+			return false;
+	}
+	for (size_t i = 0; i < sp->nlevels; i++)
+		if (!level_valid(sp->levels[i]))
+			return false;
+	return true;
 }
 
-/* The id of string s, interned; its refcount is not changed. 0: ENOMEM. */
+/* ---- interning ---- */
+
+/* The id of string s, interned, with a reference taken. 0: ENOMEM. */
 static uint32_t str_intern(const char *s)
 {
 	uint64_t h = hash_str(s);
-	size_t j, i;
+	uint32_t id;
+	size_t j;
 	char *copy;
 
-	if (st.by_text.cap) {
-		j = index_probe(&st.by_text, h, s, str_eq);
-		if (st.by_text.slot[j])
-			return st.by_text.slot[j];
+	if (!tagprof__index_reserve(&st.str_index, str_hash))
+		return 0;
+	j = tagprof__index_probe(&st.str_index, h, s, str_eq);
+	if (st.str_index.slot[j]) {
+		id = st.str_index.slot[j];
+		STR(id)->refs++;
+		return id;
 	}
-	if (!index_reserve(&st.by_text, str_hash))
-		return 0;
-	if (!st.nfree && !grow((void **)&st.strs, &st.strs_cap, st.nstrs + 1,
-			       sizeof(*st.strs)))
-		return 0;
 	copy = strdup(s);
-	if (!copy)
+	id = copy ? pool_take(&st.strs, sizeof(struct str)) : 0;
+	if (!id) {
+		free(copy);
 		return 0;
-	i = st.nfree ? st.free_ids[--st.nfree] - 1 : st.nstrs++;
-	st.strs[i] = (struct str){ .s = copy };
-	j = index_probe(&st.by_text, h, s, str_eq);
-	st.by_text.slot[j] = (uint32_t)(i + 1);
-	st.by_text.n++;
-	return (uint32_t)(i + 1);
+	}
+	*STR(id) = (struct str){ .s = copy, .refs = 1 };
+	tagprof__index_put(&st.str_index, j, id - 1);
+	return id;
 }
 
-static void refs_add(const struct live *r, int d)
+static void set_release_strs(const struct set *s)
 {
-	if (r->name)
-		st.strs[r->name - 1].refs += d;
-	for (uint32_t i = 0; i < r->nlevels; i++)
-		st.strs[r->levels[i] - 1].refs += d;
+	if (s->name)
+		STR(s->name)->refs--;
+	for (uint32_t i = 0; i < s->n; i++)
+		STR(s->levels[i])->refs--;
+}
+
+/* The id of the set of sp's name and levels, interned, with a reference
+ * taken for one region. 0: ENOMEM. Strings a set holds are referenced
+ * once by it. */
+static uint32_t set_intern(const struct tagprof_code_span *sp)
+{
+	struct set key = { .n = (uint32_t)sp->nlevels };
+	uint32_t id = 0;
+	size_t j;
+
+	if (sp->name && !(key.name = str_intern(sp->name)))
+		goto fail;
+	for (; key.n && id < key.n; id++)
+		if (!(key.levels[id] = str_intern(sp->levels[id])))
+			goto fail;
+	if (!tagprof__index_reserve(&st.set_index, set_hash))
+		goto fail;
+	j = tagprof__index_probe(&st.set_index, hash_set(&key), &key, set_eq);
+	if (st.set_index.slot[j]) {
+		/* Known: its strings are referenced already. */
+		set_release_strs(&key);
+		id = st.set_index.slot[j];
+		SET(id)->refs++;
+		return id;
+	}
+	id = pool_take(&st.sets, sizeof(struct set));
+	if (!id) {
+		set_release_strs(&key);
+		return 0;
+	}
+	key.refs = 1;
+	*SET(id) = key;
+	tagprof__index_put(&st.set_index, j, id - 1);
+	return id;
+fail:
+	key.n = id;		/* the levels interned so far */
+	set_release_strs(&key);
+	return 0;
 }
 
 /* ---- live regions ---- */
-
-static void live_remove(size_t j)
-{
-	size_t i = st.by_start.slot[j] - 1, last = st.nlive - 1;
-
-	refs_add(&st.live[i], -1);
-	index_delete(&st.by_start, j, live_hash);
-	if (i != last) {
-		size_t k = index_probe(&st.by_start, live_hash(last),
-				       &st.live[last].start, live_eq);
-
-		st.live[i] = st.live[last];
-		st.by_start.slot[k] = (uint32_t)(i + 1);
-	}
-	st.nlive--;
-}
-
-/* Appends a DROP for the live region in slot j and forgets it; the
- * caller reserved the room. */
-static void drop_slot(size_t j, uint64_t t)
-{
-	struct tp_code_drop *d = table_append(sizeof(*d));
-
-	*d = (struct tp_code_drop){
-		.h = { .size = sizeof(*d), .kind = TP_CODE_REC_DROP,
-		       .id = st.live[st.by_start.slot[j] - 1].id },
-		.time_ns = t };
-	live_remove(j);
-}
 
 static ssize_t live_slot(uint64_t start)
 {
@@ -492,86 +552,173 @@ static ssize_t live_slot(uint64_t start)
 
 	if (!st.by_start.cap)
 		return -1;
-	j = index_probe(&st.by_start, hash64(start), &start, live_eq);
+	j = tagprof__index_probe(&st.by_start, mix(0, start), &start, live_eq);
 	return st.by_start.slot[j] ? (ssize_t)j : -1;
 }
 
-/* Appends r (its strings interned and referenced by the caller). */
-static int region_add(struct live *r)
+/* Forgets the live region in index slot j (its set's reference goes). */
+static void live_remove(size_t j)
 {
-	ssize_t j;
-	int err;
+	size_t i = st.by_start.slot[j] - 1, last = st.nlive - 1;
 
-	if (!grow((void **)&st.live, &st.live_cap, st.nlive + 1, sizeof(*st.live)) ||
-	    !index_reserve(&st.by_start, live_hash))
-		return -ENOMEM;
-	/* One reservation for all of it, a drop included: no compaction
-	 * can come between the records. */
-	err = reserve(region_bytes(r) + sizeof(struct tp_code_drop));
-	if (err)
+	SET(st.live[i].set)->refs--;
+	tagprof__index_delete(&st.by_start, j, live_hash);
+	if (i != last) {
+		size_t k = tagprof__index_probe(&st.by_start, live_hash(last),
+						&st.live[last].start, live_eq);
+
+		st.live[i] = st.live[last];
+		st.by_start.slot[k] = (uint32_t)(i + 1);
+	}
+	st.nlive--;
+}
+
+/* The bytes registering spans[0..n) with sets ids[] may append: now
+ * (strings and sets already in the table not counted) and in a fresh
+ * table. A set is counted once (stamped). */
+static void batch_bytes(const uint32_t *ids, size_t n, size_t *now, size_t *fresh)
+{
+	size_t chunks = (n + TP_CODE_SPANS_MAX - 1) / TP_CODE_SPANS_MAX;
+	/* For each region registered again at the same start, a drop, and
+	 * the ADD header of the run it cuts. */
+	size_t fixed = chunks * add_bytes(0) +
+		       n * (sizeof(struct tp_code_span) + sizeof(struct tp_code_drop) +
+			    add_bytes(0));
+
+	*now = *fresh = fixed;
+	if (++st.stamp == 0) {		/* wrapped: no set may look counted */
+		for (uint32_t id = 1; id <= st.sets.n; id++)
+			SET(id)->stamp = 0;
+		st.stamp = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct set *s = SET(ids[i]);
+
+		if (s->stamp == st.stamp)
+			continue;
+		s->stamp = st.stamp;
+		*now += set_bytes(ids[i], false);
+		*fresh += set_bytes(ids[i], true);
+	}
+}
+
+/* Emits the ADD of the live regions appended since index *run. */
+static void flush_run(size_t *run)
+{
+	if (*run < st.nlive)
+		put_add(&st.live[*run], st.nlive - *run);
+	*run = st.nlive;
+}
+
+/* Appends the regions (room reserved, sets referenced) in runs of one ADD
+ * each. The same start as a live region is code rebuilt in place: the old
+ * region ends first. A removal moves the last live region into its hole,
+ * so the run is flushed before it: a run stays the live array's tail, in
+ * id order. */
+static void batch_put(const struct tagprof_code_span *spans, const uint32_t *ids,
+		      size_t n, uint64_t t)
+{
+	size_t run = st.nlive;
+
+	for (size_t k = 0; k < n; k++) {
+		uint64_t start = (uintptr_t)spans[k].start;
+		ssize_t j = live_slot(start);
+
+		if (j >= 0) {
+			flush_run(&run);
+			put_drop(st.live[st.by_start.slot[j] - 1].id, t);
+			live_remove((size_t)j);
+			run = st.nlive;
+		}
+		if (st.nlive - run == TP_CODE_SPANS_MAX)
+			flush_run(&run);
+		put_set(ids[k]);
+		j = (ssize_t)tagprof__index_probe(&st.by_start, mix(0, start),
+						  &start, live_eq);
+		st.live[st.nlive] = (struct live){
+			.id = ++st.next_id, .time_ns = t, .start = start,
+			.len = (uint32_t)spans[k].len, .set = ids[k] };
+		tagprof__index_put(&st.by_start, (size_t)j, st.nlive++);
+	}
+	flush_run(&run);
+}
+
+/* Room for n more live regions in the array and its index. */
+static bool live_room(size_t n)
+{
+	if (!grow((void **)&st.live, &st.live_cap, st.nlive + n, sizeof(*st.live)))
+		return false;
+	while ((st.by_start.n + n) * 2 > st.by_start.cap)
+		if (!tagprof__index_rehash(&st.by_start, st.by_start.cap ?
+					   st.by_start.cap * 2 : 256, live_hash))
+			return false;
+	return true;
+}
+
+static void sets_release(const uint32_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		SET(ids[i])->refs--;
+}
+
+/* Registers spans under the lock: the sets first (each region takes a
+ * reference), then room, then the records. */
+static int register_locked(const struct tagprof_code_span *spans, size_t n,
+			   uint32_t *ids)
+{
+	size_t now, fresh, i;
+	int err = publish_anchor();
+
+	for (i = 0; !err && i < n; i++)
+		if (!(ids[i] = set_intern(&spans[i])))
+			err = -ENOMEM;
+	if (err) {
+		sets_release(ids, i ? i - 1 : 0);
 		return err;
-	/* The same start again: code rebuilt in place. The old one ends. */
-	j = live_slot(r->start);
-	if (j >= 0)
-		drop_slot((size_t)j, r->time_ns);
-	r->id = ++st.next_id;
-	put_add(r);
-	j = (ssize_t)index_probe(&st.by_start, hash64(r->start), &r->start, live_eq);
-	st.by_start.slot[j] = (uint32_t)(st.nlive + 1);
-	st.by_start.n++;
-	st.live[st.nlive++] = *r;
+	}
+	batch_bytes(ids, n, &now, &fresh);
+	if (!live_room(n))
+		err = -ENOMEM;
+	if (!err)
+		err = reserve(now, fresh);
+	if (err) {
+		sets_release(ids, n);
+		return err;
+	}
+	batch_put(spans, ids, n, now_ns());
 	publish_used();
 	return 0;
 }
 
-/* Interns r's strings and takes a reference on each: 0 or -ENOMEM. */
-static int region_strings(struct live *r, const char *name,
-			  const char *const levels[], size_t nlevels)
+int tagprof_code_regions(const struct tagprof_code_span *spans, size_t n)
 {
-	if (name && !(r->name = str_intern(name)))
+	uint32_t *ids;
+	int err;
+
+	if (!n || !spans)
+		return n ? -EINVAL : 0;
+	for (size_t i = 0; i < n; i++)
+		if (!span_valid(&spans[i]))
+			return -EINVAL;
+	ids = malloc(n * sizeof(*ids));
+	if (!ids)
 		return -ENOMEM;
-	if (r->name)
-		st.strs[r->name - 1].refs++;
-	for (size_t i = 0; i < nlevels; i++) {
-		r->levels[i] = str_intern(levels[i]);
-		if (!r->levels[i]) {
-			r->nlevels = (uint32_t)i;
-			refs_add(r, -1);
-			return -ENOMEM;
-		}
-		st.strs[r->levels[i] - 1].refs++;
+	err = tagprof__ctx_ensure();
+	if (!err) {
+		tagprof__lock();
+		err = register_locked(spans, n, ids);
+		tagprof__unlock();
 	}
-	r->nlevels = (uint32_t)nlevels;
-	return 0;
+	free(ids);
+	return err;
 }
 
 int tagprof_code_region(const void *start, size_t len, const char *name,
 			const char *const levels[], size_t nlevels)
 {
-	struct live r = { .start = (uint64_t)(uintptr_t)start, .len = len };
-	int err;
+	const struct tagprof_code_span sp = { start, len, name, levels, nlevels };
 
-	if (!start || !len || (nlevels && !levels) || nlevels > TP_CODE_LEVELS_MAX ||
-	    r.start + len < r.start || (name && !name_valid(name)))
-		return -EINVAL;
-	for (size_t i = 0; i < nlevels; i++)
-		if (!levels[i] || !level_valid(levels[i]))
-			return -EINVAL;
-	err = tagprof__ctx_ensure();
-	if (err)
-		return err;
-	tagprof__lock();
-	err = publish_anchor();
-	if (!err)
-		err = region_strings(&r, name, levels, nlevels);
-	if (!err) {
-		r.time_ns = now_ns();
-		err = region_add(&r);
-		if (err)
-			refs_add(&r, -1);
-	}
-	tagprof__unlock();
-	return err;
+	return tagprof_code_regions(&sp, 1);
 }
 
 int tagprof_code_region_drop(const void *start)
@@ -583,9 +730,10 @@ int tagprof_code_region_drop(const void *start)
 	j = live_slot((uint64_t)(uintptr_t)start);
 	if (j >= 0) {
 		/* A compaction leaves the live set and its index alone. */
-		err = reserve(sizeof(struct tp_code_drop));
+		err = reserve(sizeof(struct tp_code_drop), sizeof(struct tp_code_drop));
 		if (!err) {
-			drop_slot((size_t)j, now_ns());
+			put_drop(st.live[st.by_start.slot[j] - 1].id, now_ns());
+			live_remove((size_t)j);
 			publish_used();
 		}
 	}

@@ -101,6 +101,31 @@ const struct tagprof__attr *tagprof__ctx_attr_locked(const char *key);
  * drop the whole context. Rejects overlong forms, surrogates, > U+10FFFF. */
 bool tagprof__utf8_valid(const unsigned char *s, size_t len);
 
+/* ---- slotindex.c: an index of slots over a caller's array ---- */
+
+struct tagprof__index {
+	uint32_t *slot;		/* entry index + 1; 0: empty */
+	size_t cap;		/* a power of two, or 0 */
+	size_t n;
+};
+
+typedef uint64_t (*tagprof__index_hash)(size_t i);	/* of entry i */
+typedef bool (*tagprof__index_eq)(size_t i, const void *key);
+
+/* The slot holding key (hash h), or the empty slot where it would go.
+ * cap must not be 0. */
+size_t tagprof__index_probe(const struct tagprof__index *x, uint64_t h,
+			    const void *key, tagprof__index_eq eq);
+/* Room for one more entry; false on ENOMEM. */
+bool tagprof__index_reserve(struct tagprof__index *x, tagprof__index_hash hash_of);
+bool tagprof__index_rehash(struct tagprof__index *x, size_t cap,
+			   tagprof__index_hash hash_of);
+/* Puts entry i in the empty slot j that a probe gave. */
+void tagprof__index_put(struct tagprof__index *x, size_t j, size_t i);
+/* Empties slot j, moving later entries of its run back. */
+void tagprof__index_delete(struct tagprof__index *x, size_t j,
+			   tagprof__index_hash hash_of);
+
 /* ---- pbenc.c: hand-written protobuf encoding of ProcessContext ---- */
 
 /* Encodes ProcessContext{resource{res}, extra_attributes = extra} into a

@@ -13,10 +13,16 @@
 #include "util/utf8.h"
 
 #define CHUNK		(256u << 10)	/* bytes read of the table at once */
-#define SIDS_MAX	(1u << 20)	/* string ids a table may define */
+#define SIDS_MAX	(1u << 20)	/* string or set ids a table may define */
 #define READ_TRIES	3		/* reads of a table switching under them */
 #define SCAN_MAX	4096		/* regions looked at for one address */
 #define ORDER_MAX	256		/* bytes of the level-order string */
+
+/* A set as the table defined it: a name and levels, interned. */
+struct set_def {
+	const char *name;
+	const struct code_levels *levels;	/* NULL: undefined */
+};
 
 /* A region and the pass of the table reads that last saw it added. */
 struct slot {
@@ -35,6 +41,8 @@ struct codemap {
 	uint32_t pass;
 	const char **sids;		/* the table's strings, by id - 1 */
 	size_t nsids;
+	struct set_def *sets;		/* the table's sets, by id - 1 */
+	size_t nsets;
 	uint64_t read_ns;		/* when the last read began */
 	uint64_t pruned_ns;
 	/* regions: a pool in arrival order, and its order by (start, from) */
@@ -86,6 +94,7 @@ void codemap__free(struct codemap *m)
 	hashmap__free_values(m->strs, free_ptr);
 	hashmap__free_values(m->levels, free_ptr);
 	free(m->sids);
+	free(m->sets);
 	free(m->r);
 	free(m->order);
 	free(m->buf);
@@ -181,31 +190,38 @@ static const char *sid_str(const struct codemap *m, uint32_t id)
 	return id && id <= m->nsids ? m->sids[id - 1] : NULL;
 }
 
-static bool apply_str(struct codemap *m, const struct tp_code_rec *h,
-		      struct codemap_stats *st)
+/* Makes room for id in an array of *n elements of elem bytes, zeroed. */
+static bool id_room(void **v, size_t *n, uint64_t id, size_t elem)
 {
-	const char **sids;
-	size_t n;
+	size_t cap = *n ? *n : 64;
+	void *p;
 
-	if (h->count > TP_CODE_STR_MAX || h->size < sizeof(*h) + h->count ||
-	    !h->id || h->id > SIDS_MAX)
+	if (!id || id > SIDS_MAX)
 		return false;
-	if (h->id > m->nsids) {
-		n = m->nsids ? m->nsids : 64;
-		while (n < h->id)
-			n *= 2;
-		sids = realloc(m->sids, n * sizeof(*sids));
-		if (!sids)
-			return false;
-		memset(sids + m->nsids, 0, (n - m->nsids) * sizeof(*sids));
-		m->sids = sids;
-		m->nsids = n;
-	}
-	m->sids[h->id - 1] = intern(m, (const char *)(h + 1), h->count, st);
+	if (id <= *n)
+		return true;
+	while (cap < id)
+		cap *= 2;
+	p = realloc(*v, cap * elem);
+	if (!p)
+		return false;
+	memset((char *)p + *n * elem, 0, (cap - *n) * elem);
+	*v = p;
+	*n = cap;
+	return true;
+}
+
+static bool apply_str(struct codemap *m, const uint8_t *rec,
+		      const struct tp_code_rec *h, struct codemap_stats *st)
+{
+	if (h->count > TP_CODE_STR_MAX || h->size < sizeof(*h) + h->count ||
+	    !id_room((void **)&m->sids, &m->nsids, h->id, sizeof(*m->sids)))
+		return false;
+	m->sids[h->id - 1] = intern(m, (const char *)rec + sizeof(*h), h->count, st);
 	return m->sids[h->id - 1] != NULL;
 }
 
-/* The level order string from a region with more levels than seen yet. */
+/* The level order string from a set with more levels than seen yet. */
 static void note_order(struct codemap *m, const struct code_levels *lv)
 {
 	size_t off = 0;
@@ -217,6 +233,36 @@ static void note_order(struct codemap *m, const struct code_levels *lv)
 	for (uint32_t i = lv->n; i-- > 0 && off < sizeof(m->order_str);)
 		off += snprintf(m->order_str + off, sizeof(m->order_str) - off,
 				"%s%s", i + 1 < lv->n ? " > " : "", lv->key[i]);
+}
+
+static bool apply_set(struct codemap *m, const uint8_t *rec,
+		      const struct tp_code_rec *h, struct codemap_stats *st)
+{
+	struct code_levels lv = { .n = h->count };
+	struct tp_code_set s;
+	struct set_def d = { 0 };
+
+	if (h->count > TP_CODE_LEVELS_MAX ||
+	    h->size < sizeof(s) + h->count * sizeof(uint32_t) ||
+	    !id_room((void **)&m->sets, &m->nsets, h->id, sizeof(*m->sets)))
+		return false;
+	memcpy(&s, rec, sizeof(s));
+	for (uint32_t i = 0; i < lv.n; i++) {
+		uint32_t sid;
+		const char *str;
+
+		memcpy(&sid, rec + sizeof(s) + i * sizeof(sid), sizeof(sid));
+		str = sid_str(m, sid);
+		if (!str || !split_level(m, str, &lv, i, st))
+			return false;
+	}
+	d.name = s.name ? sid_str(m, s.name) : NULL;
+	d.levels = intern_levels(m, &lv);
+	if ((s.name && !d.name) || !d.levels)
+		return false;
+	note_order(m, d.levels);
+	m->sets[h->id - 1] = d;
+	return true;
 }
 
 static bool region_push(struct codemap *m, const struct code_region *r)
@@ -252,60 +298,88 @@ static bool region_push(struct codemap *m, const struct code_region *r)
 	return true;
 }
 
-static bool apply_add(struct codemap *m, const struct tp_code_rec *h,
-		      struct codemap_stats *st)
+/* One span of an ADD: false when it is bad. */
+static bool add_span(struct codemap *m, uint64_t id, uint64_t t,
+		     const struct tp_code_span *sp, struct codemap_stats *st)
 {
-	const struct tp_code_add *a = (const void *)h;
-	struct code_levels lv = { .n = h->count };
-	struct code_region r;
+	const struct set_def *d;
 	uint64_t idx;
 
-	if (h->count > TP_CODE_LEVELS_MAX ||
-	    h->size < sizeof(*a) + h->count * sizeof(uint32_t) ||
-	    !a->len || a->start + a->len < a->start)
-		return false;
 	/* Known: the new table of a compaction adds the live ones again. */
-	if (hashmap__get(m->by_id, &h->id, sizeof(h->id), &idx)) {
+	if (hashmap__get(m->by_id, &id, sizeof(id), &idx)) {
 		m->r[idx].pass = m->pass;
 		return m->switching;
 	}
+	d = sp->set && sp->set <= m->nsets ? &m->sets[sp->set - 1] : NULL;
+	if (!d || !d->levels || !sp->len || sp->start + sp->len < sp->start)
+		return false;
 	if (m->n >= CODEMAP_REGIONS_MAX) {
 		st->over_budget++;
 		return true;
 	}
-	for (uint32_t i = 0; i < lv.n; i++) {
-		const char *s = sid_str(m, a->levels[i]);
-
-		if (!s || !split_level(m, s, &lv, i, st))
-			return false;
-	}
-	r = (struct code_region){
-		.start = a->start, .end = a->start + a->len,
-		.from_ns = a->time_ns, .to_ns = UINT64_MAX, .id = h->id,
-		.name = a->name ? sid_str(m, a->name) : NULL,
-		.levels = intern_levels(m, &lv) };
-	if ((a->name && !r.name) || !r.levels || !region_push(m, &r))
+	if (!region_push(m, &(struct code_region){
+			.start = sp->start, .end = sp->start + sp->len,
+			.from_ns = t, .to_ns = UINT64_MAX, .id = id,
+			.name = d->name, .levels = d->levels }))
 		return false;
-	note_order(m, r.levels);
 	st->added++;
 	return true;
 }
 
-static bool apply_drop(struct codemap *m, const struct tp_code_rec *h,
-		       struct codemap_stats *st)
+/* An ADD: each bad span is a bad record of its own. */
+static bool apply_add(struct codemap *m, const uint8_t *rec,
+		      const struct tp_code_rec *h, struct codemap_stats *st)
 {
-	const struct tp_code_drop *d = (const void *)h;
+	struct tp_code_add a;
+
+	if (h->count > TP_CODE_SPANS_MAX ||
+	    h->size < sizeof(a) + h->count * sizeof(struct tp_code_span) ||
+	    h->id + h->count < h->id)
+		return false;
+	memcpy(&a, rec, sizeof(a));
+	for (uint32_t i = 0; i < h->count; i++) {
+		struct tp_code_span sp;
+
+		memcpy(&sp, rec + sizeof(a) + i * sizeof(sp), sizeof(sp));
+		if (!add_span(m, h->id + i, a.time_ns, &sp, st))
+			st->bad_records++;
+	}
+	return true;
+}
+
+static bool apply_drop(struct codemap *m, const uint8_t *rec,
+		       const struct tp_code_rec *h, struct codemap_stats *st)
+{
+	struct tp_code_drop d;
 	uint64_t idx;
 
-	if (h->size < sizeof(*d) ||
+	if (h->size < sizeof(d) ||
 	    !hashmap__get(m->by_id, &h->id, sizeof(h->id), &idx))
 		return false;
+	memcpy(&d, rec, sizeof(d));
 	if (m->r[idx].r.to_ns == UINT64_MAX) {
-		m->r[idx].r.to_ns = d->time_ns;
+		m->r[idx].r.to_ns = d.time_ns;
 		m->dirty = true;
 		st->dropped++;
 	}
 	return true;
+}
+
+static bool apply_one(struct codemap *m, const uint8_t *rec,
+		      const struct tp_code_rec *h, struct codemap_stats *st)
+{
+	switch (h->kind) {
+	case TP_CODE_REC_STR:
+		return apply_str(m, rec, h, st);
+	case TP_CODE_REC_SET:
+		return apply_set(m, rec, h, st);
+	case TP_CODE_REC_ADD:
+		return apply_add(m, rec, h, st);
+	case TP_CODE_REC_DROP:
+		return apply_drop(m, rec, h, st);
+	default:
+		return true;	/* a later version's record: skipped */
+	}
 }
 
 size_t codemap__apply(struct codemap *m, const uint8_t *buf, size_t len,
@@ -313,17 +387,10 @@ size_t codemap__apply(struct codemap *m, const uint8_t *buf, size_t len,
 {
 	size_t pos = 0;
 
+	/* Fields are read with memcpy: the bytes are the process's, and
+	 * nothing makes buf aligned. */
 	while (!m->broken && len - pos >= sizeof(struct tp_code_rec)) {
-		/* Records are 8-aligned in the table and buf starts at one,
-		 * but the bytes are the process's: copy, never cast. */
-		union {
-			struct tp_code_rec h;
-			struct tp_code_add a;
-			uint8_t b[sizeof(struct tp_code_add) +
-				  TP_CODE_LEVELS_MAX * 4 + TP_CODE_STR_MAX + 8];
-		} rec;
 		struct tp_code_rec h;
-		bool ok;
 
 		memcpy(&h, buf + pos, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8 || h.size > TP_CODE_TABLE_MAX) {
@@ -333,27 +400,7 @@ size_t codemap__apply(struct codemap *m, const uint8_t *buf, size_t len,
 		}
 		if (h.size > len - pos)
 			break;		/* the rest is in the next read */
-		if (h.size > sizeof(rec)) {
-			st->bad_records++;
-			pos += h.size;
-			continue;
-		}
-		memset(&rec, 0, sizeof(rec));
-		memcpy(&rec, buf + pos, h.size);
-		switch (h.kind) {
-		case TP_CODE_REC_STR:
-			ok = apply_str(m, &rec.h, st);
-			break;
-		case TP_CODE_REC_ADD:
-			ok = apply_add(m, &rec.h, st);
-			break;
-		case TP_CODE_REC_DROP:
-			ok = apply_drop(m, &rec.h, st);
-			break;
-		default:
-			ok = true;	/* a later version's record: skipped */
-		}
-		if (!ok)
+		if (!apply_one(m, buf + pos, &h, st))
 			st->bad_records++;
 		pos += h.size;
 	}
@@ -367,9 +414,11 @@ void codemap__switch(struct codemap *m, uint64_t base_ns)
 	m->pass++;
 	m->offset = 0;
 	m->broken = false;
-	/* String ids belong to a table. */
+	/* String and set ids belong to a table. */
 	if (m->sids)
 		memset(m->sids, 0, m->nsids * sizeof(*m->sids));
+	if (m->sets)
+		memset(m->sets, 0, m->nsets * sizeof(*m->sets));
 }
 
 void codemap__switch_done(struct codemap *m)
@@ -690,10 +739,16 @@ size_t codemap__count(const struct codemap *m)
 	return m->n;
 }
 
+uint64_t codemap__anchor(const struct codemap *m)
+{
+	return m->anchor;
+}
+
 size_t codemap__bytes(const struct codemap *m)
 {
 	return sizeof(*m) + m->cap * (sizeof(*m->r) + sizeof(*m->order)) +
-	       m->nsids * sizeof(*m->sids) + m->str_bytes +
+	       m->nsids * sizeof(*m->sids) + m->nsets * sizeof(*m->sets) +
+	       m->str_bytes +
 	       hashmap__size(m->levels) * sizeof(struct levels_entry) +
 	       (m->buf ? CHUNK : 0);
 }

@@ -116,6 +116,7 @@ void codemap__counts(const struct codemap *m, uint64_t *samples,
 void codemap__window_reset(struct codemap *m);
 
 size_t codemap__count(const struct codemap *m);	/* regions held */
+uint64_t codemap__anchor(const struct codemap *m);	/* as given */
 size_t codemap__bytes(const struct codemap *m);	/* memory held */
 
 #endif

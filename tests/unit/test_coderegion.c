@@ -256,6 +256,59 @@ static void test_compaction_followed(void)
 	codemap__free(m);
 }
 
+/* A compiled query's regions in one call, as the paper's TPC-H query:
+ * 1,320 of them over 12 operators and 4 pipelines. The table grows by 16
+ * bytes a region and the sets' bytes once; starts registered again in the
+ * same call (the last wins) and over live regions end the older ones. */
+static void test_batch(void)
+{
+	static char lv[48][3][32];
+	static const char *ptrs[48][3];
+	struct tagprof_code_span *sp = calloc(1320, sizeof(*sp));
+	const struct tp_code_anchor *an;
+	struct codemap *m = follow_self();
+	const struct code_region *r;
+	uint64_t used, gen, t;
+	int i;
+
+	CHECK(sp && m);
+	for (i = 0; i < 48; i++) {
+		snprintf(lv[i][0], 32, "pipeline=%d", i % 4);
+		snprintf(lv[i][1], 32, "operator=Op#%d", i / 4);
+		snprintf(lv[i][2], 32, "query=q17");
+		for (int k = 0; k < 3; k++)
+			ptrs[i][k] = lv[i][k];
+	}
+	for (i = 0; i < 1320; i++)
+		sp[i] = (struct tagprof_code_span){ code + 16 * 4096 + i * 16, 16,
+						    NULL, ptrs[i % 48], 3 };
+	CHECK(codemap__refresh(m, clock__mono_ns(), &st) == 0);
+	an = (const void *)(uintptr_t)codemap__anchor(m);
+	used = an->used;
+	gen = an->gen;
+	CHECK(tagprof_code_regions(sp, 1320) == 0);
+	/* 16 bytes a region, the ADD's header, and 48 sets of 3 levels with
+	 * their 65 strings, at most (some may be in the table already). */
+	CHECK(an->gen != gen || an->used - used <= 1320 * 16 + 24 + 48 * 40 + 65 * 32);
+	/* Again: each start ends its live region; a start twice in one call
+	 * ends the first of them too. */
+	sp[1].start = sp[0].start;
+	sp[1].levels = ptrs[47];
+	CHECK(tagprof_code_regions(sp, 2) == 0);
+	t = clock__mono_ns();
+	CHECK(codemap__refresh(m, t, &st) == 0);
+	r = codemap__find(m, (uintptr_t)code + 16 * 4096, t);
+	CHECK(r && streq(level(r, "operator"), "Op#11") && streq(level(r, "pipeline"), "3"));
+	r = codemap__find(m, (uintptr_t)code + 16 * 4096 + 16, t);
+	CHECK(r && streq(level(r, "operator"), "Op#0") && streq(level(r, "pipeline"), "1"));
+	r = codemap__find(m, (uintptr_t)code + 16 * 4096 + 1319 * 16, t);
+	CHECK(r && streq(level(r, "operator"), "Op#5") && streq(level(r, "pipeline"), "3"));
+	for (i = 0; i < 1320; i++)
+		CHECK(tagprof_code_region_drop(code + 16 * 4096 + i * 16) == 0);
+	codemap__free(m);
+	free(sp);
+}
+
 /* ---- the reader alone, on tables written here ---- */
 
 struct tbl {
@@ -280,18 +333,32 @@ static void put_str(struct tbl *t, uint64_t id, const char *s)
 	put(t, r, h.size);
 }
 
-static void put_add(struct tbl *t, uint64_t id, uint64_t start, uint64_t len,
-		    uint32_t nlv, const uint32_t *sids)
+static void put_set(struct tbl *t, uint64_t id, uint32_t name, uint32_t nlv,
+		    const uint32_t *sids)
 {
 	uint8_t r[128] = { 0 };
-	struct tp_code_add a = {
-		.h = { .kind = TP_CODE_REC_ADD, .count = nlv, .id = id },
-		.time_ns = 1, .start = start, .len = len };
+	struct tp_code_set h = {
+		.h = { .kind = TP_CODE_REC_SET, .count = nlv, .id = id },
+		.name = name };
 
-	a.h.size = (sizeof(a) + 4 * nlv + 7) & ~7u;
-	memcpy(r, &a, sizeof(a));
-	memcpy(r + sizeof(a), sids, 4 * nlv);
-	put(t, r, a.h.size);
+	h.h.size = (sizeof(h) + 4 * nlv + 7) & ~7u;
+	memcpy(r, &h, sizeof(h));
+	memcpy(r + sizeof(h), sids, 4 * nlv);
+	put(t, r, h.h.size);
+}
+
+/* An ADD of one span. */
+static void put_add(struct tbl *t, uint64_t id, uint64_t start, uint32_t len,
+		    uint32_t set)
+{
+	struct {
+		struct tp_code_add a;
+		struct tp_code_span sp;
+	} r = { .a = { .h = { .size = sizeof(r), .kind = TP_CODE_REC_ADD,
+			      .count = 1, .id = id }, .time_ns = 1 },
+		.sp = { start, len, set } };
+
+	put(t, &r, sizeof(r));
 }
 
 static void test_bad_records_counted(void)
@@ -305,28 +372,31 @@ static void test_bad_records_counted(void)
 	codemap__switch(m, 0);
 	put_str(&t, 1, "operator=Scan");
 	put_str(&t, 2, "no equals sign");
-	put_add(&t, 10, 0x1000, 16, 1, ok);
-	put_add(&t, 11, 0x2000, 16, 1, undefined);	/* bad */
-	put_add(&t, 12, 0x3000, 16, 1, notkv);		/* bad */
-	put_add(&t, 13, UINT64_MAX - 4, 16, 1, ok);	/* wraps: bad */
-	put_add(&t, 14, 0x4000, 0, 1, ok);		/* empty: bad */
+	put_set(&t, 1, 0, 1, ok);
+	put_set(&t, 2, 0, 1, undefined);		/* bad */
+	put_set(&t, 3, 0, 1, notkv);			/* bad */
+	put_set(&t, 4, 7, 1, ok);			/* no string 7: bad */
+	put_add(&t, 10, 0x1000, 16, 1);
+	put_add(&t, 11, 0x2000, 16, 2);			/* set undefined: bad */
+	put_add(&t, 12, UINT64_MAX - 4, 16, 1);		/* wraps: bad */
+	put_add(&t, 13, 0x4000, 0, 1);			/* empty: bad */
 	CHECK(codemap__apply(m, t.b, t.n, &s) == t.n);
-	CHECK(s.added == 1 && s.bad_records == 4);
+	CHECK(s.added == 1 && s.bad_records == 6);
 	/* An id again: the new table of a compaction adds the live regions
 	 * again, but once it is read, a known id is bad. */
 	codemap__switch_done(m);
 	t.n = 0;
-	put_add(&t, 10, 0x5000, 16, 1, ok);
+	put_add(&t, 10, 0x5000, 16, 1);
 	CHECK(codemap__apply(m, t.b, t.n, &s) == t.n);
-	CHECK(s.added == 1 && s.bad_records == 5);
+	CHECK(s.added == 1 && s.bad_records == 7);
 	CHECK(codemap__find(m, 0x1000, 5));
 	/* A size that is not a record's stops the table for good. */
 	memset(t.b, 0, sizeof(t.b));
 	t.n = 0;
 	put(&t, &(struct tp_code_rec){ .size = 12, .kind = TP_CODE_REC_STR }, 16);
-	put_add(&t, 20, 0x6000, 16, 1, ok);
+	put_add(&t, 20, 0x6000, 16, 1);
 	CHECK(codemap__apply(m, t.b, t.n, &s) == 0);
-	CHECK(s.bad_records == 6 && !codemap__find(m, 0x6000, 5));
+	CHECK(s.bad_records == 8 && !codemap__find(m, 0x6000, 5));
 	codemap__free(m);
 }
 
@@ -340,7 +410,8 @@ static void test_hostile_bytes(void)
 
 	put_str(&t, 1, "operator=Scan#1");
 	put_str(&t, 2, "query=q1");
-	put_add(&t, 1, 0x1000, 64, 2, lv);
+	put_set(&t, 1, 2, 2, lv);
+	put_add(&t, 1, 0x1000, 64, 1);
 	put(&t, &(struct tp_code_drop){ .h = { .size = 24, .kind = TP_CODE_REC_DROP,
 					       .id = 1 }, .time_ns = 9 }, 24);
 	for (size_t len = 0; len <= t.n; len++) {
@@ -399,6 +470,7 @@ int main(void)
 	RUN(test_reuse_versions);
 	RUN(test_overlap_ends_older);
 	RUN(test_compaction_followed);
+	RUN(test_batch);
 	RUN(test_bad_records_counted);
 	RUN(test_hostile_bytes);
 	RUN(test_bad_anchor);
