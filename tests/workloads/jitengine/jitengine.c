@@ -1,7 +1,7 @@
 /* A toy compiling query engine, for the end-to-end tests of issue 14
  * (tests/e2e/codegen.sh): it generates x86-64 machine code at run time, one
  * function per operator of a query, names each with the tagging
- * dictionary (tagprof_code_region), describes it in a jitdump file and its
+ * dictionary (tagprof_code_regions, one call per query), describes it in a jitdump file and its
  * "IR" in a text file, and runs it.
  *
  * The plan of query qN: one pipeline (pipeline=1) of three operators, each
@@ -814,21 +814,25 @@ static void compile(struct query *q, unsigned n)
 		jitdump_function(&gens[op], q->name[op]);
 }
 
-static void register_op(const struct query *q, int op)
-{
-	const char *levels[3] = { "pipeline=1", ops[op].label, q->query_level };
-	int err = tagprof_code_region(q->fn[op], q->len[op], q->name[op], levels, 3);
-
-	if (err) {
-		fprintf(stderr, "jitengine: %s: ", q->name[op]);
-		die("tagprof_code_region", err);
-	}
-}
-
+/* A compilation's regions, in one call. */
 static void register_query(const struct query *q)
 {
-	for (int op = 0; op < NOPS; op++)
-		register_op(q, op);
+	const char *levels[NOPS][3];
+	struct tagprof_code_span spans[NOPS];
+	int err;
+
+	for (int op = 0; op < NOPS; op++) {
+		levels[op][0] = "pipeline=1";
+		levels[op][1] = ops[op].label;
+		levels[op][2] = q->query_level;
+		spans[op] = (struct tagprof_code_span){ q->fn[op], q->len[op],
+							q->name[op], levels[op], 3 };
+	}
+	err = tagprof_code_regions(spans, NOPS);
+	if (err) {
+		fprintf(stderr, "jitengine: q%u: ", q->n);
+		die("tagprof_code_regions", err);
+	}
 }
 
 static void drop_query(const struct query *q)
@@ -1183,31 +1187,36 @@ static const char *attack(struct tp_code_anchor *a, const struct span *t, size_t
 		r->kind = (uint16_t)xorshift(rnd);
 		r->count = 0xffff;
 		return "record kind";
-	case 3:				/* an ADD's range, levels, name */
-		if (!r || r->kind != TP_CODE_REC_ADD)
+	case 3:				/* words of a record's body: ranges,
+					 * times, string and region ids */
+		if (!r || r->size <= sizeof(*r))
 			return "none";
-		((struct tp_code_add *)r)->start = PICK(absurd64, rnd);
-		((struct tp_code_add *)r)->len = PICK(absurd64, rnd);
-		((struct tp_code_add *)r)->name = (uint32_t)xorshift(rnd);
-		if (r->count)
-			((struct tp_code_add *)r)->levels[0] = (uint32_t)xorshift(rnd);
-		return "add fields";
+		for (int i = 0; i < 3; i++) {
+			size_t w = (r->size - sizeof(*r)) / 8;
+			uint64_t v = PICK(absurd64, rnd);
+
+			if (w)
+				memcpy((uint8_t *)(r + 1) + 8 * (xorshift(rnd) % w), &v, 8);
+		}
+		return "record body";
 	case 4:				/* a string's length past its record */
 		if (!r || r->kind != TP_CODE_REC_STR)
 			return "none";
 		r->count = (uint16_t)(r->size + xorshift(rnd) % 60000);
 		return "string length";
-	case 5:				/* every ADD at one start: overlaps */
-		for (size_t p = 0; p + sizeof(struct tp_code_add) <= used;) {
-			struct tp_code_add *x = (void *)(t->start + p);
+	case 5: {			/* records again, past `used`: the same
+					 * ids and regions twice, overlapping */
+		size_t n = 0;
 
-			if (x->h.size < sizeof(x->h) || x->h.size % 8 || x->h.size > used - p)
-				break;
-			if (x->h.kind == TP_CODE_REC_ADD)
-				x->start = (uint64_t)(uintptr_t)code_area;
-			p += x->h.size;
+		if (!r || !a)
+			return "none";
+		while (n + r->size <= 4096 && used + n + r->size <= t->size && n < 1024) {
+			memcpy(t->start + used + n, r, r->size);
+			n += r->size;
 		}
-		return "overlapping adds";
+		__atomic_store_n(&a->used, used + n, __ATOMIC_RELEASE);
+		return "records repeated";
+	}
 	case 6:				/* records past `used`, then used moved */
 		if (used + 256 > t->size || !a)
 			return "none";
