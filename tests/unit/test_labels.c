@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "capture/labels.h"
+#include "proc/codemap.h"
 #include "out/pprof.h"
 #include "proc/ctxsnap.h"
 #include "sample_event.h"
@@ -349,6 +350,50 @@ static void test_tag_names(void)
 	CHECK(r.n == 0);
 }
 
+/* A code region's levels: labels named after their keys, "code:<key>"
+ * when tagprof or the thread labels use the key. A tag field with a
+ * level's key names the same level: one label when they agree; when they
+ * do not, counted, and the region wins where its own code ran (leaf), the
+ * tag in the code it called. */
+static void test_code_levels(void)
+{
+	static const char *const keys[] = { "tenant", "query" };
+	const struct code_levels lv = { 3, { "pipeline", "operator", "query" },
+					{ "2", "join", "q17" } };
+	const struct code_levels mismatch = { 2, { "operator", "pid" },
+					      { "scan", "x" } };
+	const struct entry e[] = { { 1, "q9" } };
+	uint8_t blob[TP_CTX_SPACE];
+	struct ctxsnap snap;
+	struct result r;
+
+	CHECK(!make_snap(&snap, keys, 2, &tagspec));
+	/* operator tag 2 (join) agrees with the region */
+	decode(&snap, &(struct labels_sample){ .kind = TP_CTX_OTEL, .blob = blob,
+		.size = otel_record(blob, NULL, NULL, e, 1, -1),
+		.tag_valid = true, .tag = 2, .code = &lv }, &r);
+	CHECK(is(&r, "query", "q9") && is(&r, "code:query", "q17"));
+	CHECK(is(&r, "pipeline", "2") && is(&r, "operator", "join"));
+	CHECK(!str(&r, "tag:operator") && !str(&r, "code:operator"));
+	CHECK(r.st.code_tag_mismatch == 0);
+	/* tag says join, region says scan: in the region's code ... */
+	decode(&snap, &(struct labels_sample){ .kind = TP_CTX_NONE,
+		.tag_valid = true, .tag = 2, .code = &mismatch,
+		.code_leaf = true }, &r);
+	CHECK(r.st.code_tag_mismatch == 1);
+	CHECK(is(&r, "operator", "scan") && is(&r, "tag:operator", "join"));
+	CHECK(is(&r, "code:pid", "x") && !str(&r, "code:operator"));
+	/* ... and in code it called */
+	decode(&snap, &(struct labels_sample){ .kind = TP_CTX_NONE,
+		.tag_valid = true, .tag = 2, .code = &mismatch }, &r);
+	CHECK(r.st.code_tag_mismatch == 1);
+	CHECK(is(&r, "operator", "join") && is(&r, "code:operator", "scan"));
+	/* no snapshot (nothing known of the process): levels all the same */
+	decode(NULL, &(struct labels_sample){ .kind = TP_CTX_NONE, .code = &lv }, &r);
+	CHECK(r.n == 3 && is(&r, "query", "q17"));
+	ctxsnap__clear(&snap);
+}
+
 /* The buffers' bounds: no more labels than room for, no string past the
  * string buffer, and a label whose strings do not fit is left out. */
 static void test_bounds(void)
@@ -393,6 +438,10 @@ int main(void)
 		RUN(test_tag_names);
 	else
 		SKIP(test_tag_names, "no tag register on this architecture");
+	if (TAG_REG)
+		RUN(test_code_levels);
+	else
+		SKIP(test_code_levels, "no tag register on this architecture");
 	RUN(test_bounds);
 	CHECK_EXIT();
 }
