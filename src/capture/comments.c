@@ -89,6 +89,18 @@ static const struct counter_ref symbols_refs[] = {
 	COUNTER_SUB(PROCTABLE, perfmap_proc_budget),
 	COUNTER_SUB(PROCTABLE, perfmaps_budget),
 	COUNTER_SUB(PROCTABLE, perfmap_bytes),
+	COUNTER_PART("jitdumps", PROCTABLE, jitdumps_read),
+	COUNTER(SYMBOLIZER, jitdump_named),
+	COUNTER(PROCTABLE, jitdump_records),
+	COUNTER_SUB(PROCTABLE, jitdump_loads),
+	COUNTER_SUB(PROCTABLE, jitdump_debug_entries),
+	COUNTER_SUB(PROCTABLE, jitdump_unwind_infos),
+	COUNTER(PROCTABLE, jitdump_bad_records),
+	COUNTER(PROCTABLE, jitdump_names_fixed),
+	COUNTER(PROCTABLE, jitdump_truncated),
+	COUNTER(PROCTABLE, jitdump_refused),
+	COUNTER(PROCTABLE, jitdump_over_budget),
+	COUNTER_SUB(PROCTABLE, jitdump_bytes),
 };
 LINE(symbols);
 
@@ -275,6 +287,10 @@ static const struct counter_ref problems_refs[] = {
 	COUNTER_WITH("JIT perf maps", PROCTABLE, perfmap_truncated, NULL),
 	COUNTER_WITH("JIT perf maps", PROCTABLE, perfmap_refused, NULL),
 	COUNTER_WITH("JIT perf maps", PROCTABLE, perfmap_over_budget, NULL),
+	COUNTER_WITH("jitdump", PROCTABLE, jitdump_bad_records, NULL),
+	COUNTER_WITH("jitdumps", PROCTABLE, jitdump_truncated, NULL),
+	COUNTER_WITH("jitdumps", PROCTABLE, jitdump_refused, NULL),
+	COUNTER_WITH("jitdumps", PROCTABLE, jitdump_over_budget, NULL),
 	COUNTER_WITH(NULL, TARGETFILE, symlink, "refused"),
 	COUNTER_WITH(NULL, TARGETFILE, not_regular, "refused"),
 	COUNTER_WITH("files refused as", TARGETFILE, replaced, NULL),
@@ -312,6 +328,19 @@ static const struct counter_ref perfmaps_unread_refs[] = {
 	COUNTER(PROCTABLE, perfmap_refused),
 };
 LINE(perfmaps_unread);
+
+/* What JIT code the jitdumps named, and what they refused. */
+static const struct counter_ref jitdumps_summary_refs[] = {
+	COUNTER(PROCTABLE, jitdumps_read),
+	COUNTER(SYMBOLIZER, jitdump_named),
+	COUNTER(PROCTABLE, jitdump_loads),
+	COUNTER(PROCTABLE, jitdump_debug_entries),
+	COUNTER(PROCTABLE, jitdump_bad_records),
+	COUNTER(PROCTABLE, jitdump_truncated),
+	COUNTER(PROCTABLE, jitdump_refused),
+	COUNTER(PROCTABLE, jitdump_over_budget),
+};
+LINE(jitdumps_summary);
 
 static const struct counter_ref ctx_refusals_refs[] = {
 	COUNTER(CTXWATCH, ctx_refused),
@@ -360,7 +389,7 @@ static const struct counter_ref kernel_cfi_summary_refs[] = {
 };
 LINE(kernel_cfi_summary);
 
-#define LINE_LEN	1024	/* the longest line, numbers at 20 digits, fits */
+#define LINE_LEN	2048	/* the longest line, numbers at 20 digits, fits */
 #define PROBLEMS_LEN	4096	/* the problems line, all of them at 20 */
 
 /* Where the window's full lines go: each prefixed COMMENTS_FULL. */
@@ -507,6 +536,8 @@ void comments__summary(const struct comments_in *in, FILE *f)
 		fprintf(f, "tagprof: warning: no samples were collected\n");
 	if (comments__perfmaps_unread(&in->v, buf, sizeof(buf)))
 		fprintf(f, "tagprof: JIT perf maps: %s\n", buf);
+	if (counters__sum(&jitdumps_summary, &in->v))
+		summary_line(f, "jitdumps", &jitdumps_summary, &in->v, "");
 	if (counters__sum(&debuginfod, &in->v))
 		summary_line(f, "debuginfod", &debuginfod, &in->v, "");
 	if (counters__sum(&thread_context_summary, &in->v))

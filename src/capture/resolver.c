@@ -71,9 +71,10 @@ static size_t frames(struct resolver *r, struct proc *p,
 		.regs = rs->regs, .stack = rs->stack,
 		.stack_len = rs->regs ? s->stack_size : 0 }, r->user);
 	r->nuser = nu;
-	return symbolizer__stack(r->x.sym, p, r->user, nu,
-				 rs->frames + s->user_depth, s->kern_depth,
-				 r->locs);
+	/* JIT code is named as it was at the sample's time. */
+	return symbolizer__stack_at(r->x.sym, p, s->time_ns, r->user, nu,
+				    rs->frames + s->user_depth, s->kern_depth,
+				    r->locs);
 }
 
 /* Whether a user frame runs anonymous executable memory: code generated

@@ -20,9 +20,7 @@
  * most its budget per interval, not a read per second. */
 #define RECHECK_MAX_NS (32ull * RECHECK_NS)
 
-/* The pid the process has in its own namespace and its effective uid,
- * from /proc/PID/status. */
-static bool ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
+bool jitmap__ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid)
 {
 	char path[64], *line = NULL, *s, *end;
 	unsigned long v;
@@ -93,7 +91,7 @@ static void refresh(struct jitmap *j, struct proctable_stats *st,
 
 	j->tried = true;
 	j->checked_ns = clock__mono_ns();
-	if (!ns_pid_uid(pid, &nspid, &uid))
+	if (!jitmap__ns_pid_uid(pid, &nspid, &uid))
 		return;
 	snprintf(rel, sizeof(rel), "/tmp/perf-%u.map", nspid);
 	if (!procfs__root_path(path, sizeof(path), pid, rel, strlen(rel)) ||

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct perfmap;
 struct proctable_stats;
@@ -32,6 +33,11 @@ struct jitmap {
  * name is valid until the next call for this process. */
 const char *jitmap__name(struct jitmap *j, struct proctable_stats *st,
 			 uint32_t pid, uint64_t addr);
+
+/* The pid process pid has in its own namespace, the one its JIT names its
+ * files by, and its effective uid, from /proc/PID/status. false when it
+ * cannot be read. */
+bool jitmap__ns_pid_uid(uint32_t pid, uint32_t *nspid, uid_t *uid);
 
 /* Frees the map read, and takes it off st's total (st may be NULL). */
 void jitmap__drop(struct jitmap *j, struct proctable_stats *st);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "proc/jitdumpfile.h"
 #include "proc/jitmap.h"
 #include "proc/procfs.h"
 #include "proc/proctable.h"
@@ -116,6 +117,7 @@ static void proc_free(void *ptr)
 	if (p->owner)
 		p->owner->stats.maps_bytes -= p->nmaps * sizeof(*p->maps);
 	jitmap__drop(&p->jitmap, p->owner ? &p->owner->stats : NULL);
+	jitdumpfile__free(p->jitdump, p->owner ? &p->owner->stats : NULL);
 	free(p);
 }
 
@@ -472,6 +474,16 @@ const char *proctable__jit_name(struct proctable *t, struct proc *p,
 	if (p->stale)
 		return NULL;
 	return jitmap__name(&p->jitmap, &t->stats, p->pid, addr);
+}
+
+int proctable__jitdump(struct proctable *t, struct proc *p, uint64_t addr,
+		       uint64_t time_ns, struct jitdump_hit *hit,
+		       const char **path)
+{
+	if (p->stale)
+		return -ENOENT;
+	return jitdumpfile__lookup(&p->jitdump, &t->stats, p, addr, time_ns,
+				   hit, path);
 }
 
 /* Whether pid still names the process that started at start_ns. */

@@ -14,6 +14,8 @@
 #include "util/counter.h"
 
 struct elfsym;
+struct jitdump_hit;
+struct jitdumpfile;
 struct symcache;
 struct symfile;
 
@@ -62,6 +64,7 @@ struct proc {
 				 * is never reused by another process: an
 				 * address means the same while it holds */
 	struct jitmap jitmap;	/* JIT symbols (perf map) */
+	struct jitdumpfile *jitdump;	/* JIT code (jitdump), or NULL */
 	struct proctable *owner;
 };
 
@@ -96,8 +99,30 @@ struct proc {
 	 * version) */							\
 	X(perfmap_over_budget, "not read over the memory budget")	\
 	K(perfmap_proc_budget, "a process") /* one process's map may hold */ \
-	K(perfmaps_budget, "in all")	/* ... all maps */		\
-	K(perfmap_bytes, "held")	/* ... they hold now */
+	K(perfmaps_budget, "in all")	/* ... all maps and jitdumps */	\
+	K(perfmap_bytes, "held")	/* ... the maps hold now */	\
+	X(jitdumps_read, "read")	/* jitdump files (first reads) */ \
+	X(jitdump_records, "records")					\
+	X(jitdump_loads, "code loads")	/* and moves, kept */		\
+	X(jitdump_debug_entries, "debug line entries")			\
+	/* JIT_CODE_UNWINDING_INFO: counted, not used */		\
+	X(jitdump_unwind_infos, "unwinding infos, unused")		\
+	/* refused: sizes that do not add up, names without their NUL,	\
+	 * moves of code never loaded; a record size that loses the	\
+	 * records after it */						\
+	X(jitdump_bad_records, "bad records refused")			\
+	X(jitdump_names_fixed, "names with invalid UTF-8 replaced")	\
+	/* the rest unread: over JITDUMP_FILE_MAX bytes, JITDUMP_CODES_MAX \
+	 * codes or JITDUMP_LINES_MAX lines (once per file) */		\
+	X(jitdump_truncated, "over the size or count limits")		\
+	/* not a regular file, another user's, not a jitdump (its	\
+	 * header); once per file */					\
+	X(jitdump_refused, "refused (not a regular file, another "	\
+	  "user's, not a jitdump)")					\
+	/* the rest unread: over the process's share or what the perf	\
+	 * maps and other jitdumps leave of the total (once per file) */ \
+	X(jitdump_over_budget, "read in part over the memory budget")	\
+	K(jitdump_bytes, "held")	/* ... jitdumps hold now */
 
 struct proctable_stats {
 	PROCTABLE_COUNTERS(COUNTER_FIELD, COUNTER_FIELD)
@@ -154,6 +179,17 @@ struct symcache *proctable__symcache(struct proctable *t);
  * next call for this process. */
 const char *proctable__jit_name(struct proctable *t, struct proc *p,
 				uint64_t addr);
+
+/* The code load of the process's jitdump (jitdumpfile.h) that held addr
+ * at time_ns (CLOCK_MONOTONIC; 0: now), its file as the process maps it
+ * in *path: 1. 0 when the process has a jitdump that names no code there
+ * then; -ENOENT when it has none that can be read. The file is found in
+ * the maps and read on first use, and read on from where it stopped when
+ * it grew, for a sample newer than the last look (jitdumpfile.h).
+ * Strings are valid until the next call for this process. */
+int proctable__jitdump(struct proctable *t, struct proc *p, uint64_t addr,
+		       uint64_t time_ns, struct jitdump_hit *hit,
+		       const char **path);
 
 /* Frees entries of processes that are gone (exit events can be lost, or
  * come before we saw the process) and binaries no process maps any more. */

@@ -11,6 +11,7 @@
 #include "sym/elfsym.h"
 #include "kernel/ksymbolizer.h"
 #include "sample_event.h"
+#include "proc/jitdump.h"
 #include "proc/proctable.h"
 #include "sym/loctab.h"
 #include "sym/symbolizer.h"
@@ -299,16 +300,71 @@ static size_t name_frames(struct symbolizer *z, struct symfile *sf,
 	return n;
 }
 
-/* The location of an address in mapping m of process p. */
+/* JIT code that a code load of the process's jitdump names at time_ns.
+ * Its location is in a mapping of that code alone (its addresses, the
+ * jitdump file, the offset of the code's bytes in it), as perf inject
+ * makes an ELF file of each code load: code memory the JIT reused is
+ * then another location in the same window, never named after the old
+ * code. Its function is the load's name, with the source file and line
+ * that its debug info gives the address. 0 when the jitdump names no
+ * code there then; *has says whether the process has a jitdump. */
+static uint32_t jitdump_location(struct symbolizer *z, struct proc *p,
+				 uint64_t addr, uint64_t time_ns, bool *has)
+{
+	uint32_t mapping, loc, fn;
+	struct jitdump_hit h;
+	const char *path;
+	int32_t line;
+	int r;
+
+	r = proctable__jitdump(z->procs, p, addr, time_ns, &h, &path);
+	*has = r >= 0;
+	if (r != 1)
+		return 0;
+	mapping = loctab__mapping(z->lt, h.start, h.end, h.code_offset, path,
+				  NULL);
+	if (!mapping)
+		return 0;
+	loc = loctab__find_location(z->lt, mapping, addr);
+	if (loc)
+		return loc;
+	fn = frame_function(z, h.name, h.file);
+	if (!fn)
+		return 0;
+	line = h.line <= INT32_MAX ? (int32_t)h.line : 0;
+	if (h.file || line) {
+		z->stats.with_lines++;
+		loctab__mapping_set_info(z->lt, mapping, h.file != NULL,
+					 line != 0, false);
+	}
+	z->stats.jitdump_named++;
+	return loctab__location(z->lt, mapping, addr, &fn, &line, 1);
+}
+
+/* The location of an address in mapping m of process p, at time_ns;
+ * *cacheable false when it may be another at another time. */
 static uint32_t mapped_location(struct symbolizer *z, struct proc *p,
-				struct proc_map *m, uint64_t addr)
+				struct proc_map *m, uint64_t addr,
+				uint64_t time_ns, bool *cacheable)
 {
 	uint32_t mapping, loc, fns[LOCTAB_MAX_LINES];
 	int32_t lines[LOCTAB_MAX_LINES];
 	struct symfile *sf;
 	const char *jit;
+	bool jitdump;
 	size_t n;
 
+	/* A jitdump names JIT code first: a perf map has a name for an
+	 * address, the jitdump the code there at the sample's time, and its
+	 * file and line. What it says of an address changes as the JIT
+	 * reuses memory and appends to the file, so none of the process's
+	 * JIT frames are cached by address. */
+	if (jit_memory(m)) {
+		loc = jitdump_location(z, p, addr, time_ns, &jitdump);
+		*cacheable = !jitdump;
+		if (loc)
+			return loc;
+	}
 	mapping = map_mapping(z, p, m);
 	loc = loctab__find_location(z->lt, mapping, addr);
 	if (loc)
@@ -363,8 +419,9 @@ void symbolizer__name_late(struct symbolizer *z)
 }
 
 static uint32_t user_location(struct symbolizer *z, struct proc *p,
-			      uint64_t addr)
+			      uint64_t addr, uint64_t time_ns)
 {
+	bool cacheable = true;
 	struct proc_map *m;
 	uint32_t loc;
 
@@ -377,15 +434,15 @@ static uint32_t user_location(struct symbolizer *z, struct proc *p,
 		loc = loctab__find_location(z->lt, 0, addr);
 		return loc ? loc : unnamed_location(z, 0, addr);
 	}
-	loc = mapped_location(z, p, m, addr);
-	if (loc)	/* the maps may have been reread meanwhile */
+	loc = mapped_location(z, p, m, addr, time_ns, &cacheable);
+	if (loc && cacheable)	/* the maps may have been reread meanwhile */
 		frame_cache_put(z, p->maps_ver, addr, loc);
 	return loc;
 }
 
-size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
-			 const uint64_t *user, size_t nu,
-			 const uint64_t *kern, size_t nk, uint32_t *locs)
+size_t symbolizer__stack_at(struct symbolizer *z, struct proc *p,
+			    uint64_t time_ns, const uint64_t *user, size_t nu,
+			    const uint64_t *kern, size_t nk, uint32_t *locs)
 {
 	uint32_t klocs[TP_MAX_FRAMES], loc;
 	uint64_t kaddrs[TP_MAX_FRAMES];
@@ -402,13 +459,21 @@ size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
 	 * syscall: then user[0] is the instruction after the syscall, a
 	 * return address like the others. */
 	for (size_t i = 0; i < nu; i++) {
-		loc = user_location(z, p, (i || nk) ? user[i] - 1 : user[i]);
+		loc = user_location(z, p, (i || nk) ? user[i] - 1 : user[i],
+				    time_ns);
 		if (loc)
 			locs[n++] = loc;
 	}
 	z->stats.kernel_frames += nk;
 	z->stats.user_frames += nu;
 	return n;
+}
+
+size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
+			 const uint64_t *user, size_t nu,
+			 const uint64_t *kern, size_t nk, uint32_t *locs)
+{
+	return symbolizer__stack_at(z, p, 0, user, nu, kern, nk, locs);
 }
 
 const struct symbolizer_stats *symbolizer__stats(const struct symbolizer *z)

@@ -31,6 +31,8 @@ struct ksymbolizer;
 	X(inlined, "inlined lines")					\
 	/* anonymous code named by a JIT perf map */			\
 	X(jit_named, "locations named")					\
+	/* JIT code named by a jitdump's code load, before any perf map */ \
+	X(jitdump_named, "locations named by jitdumps")			\
 	/* anonymous code no perf map names */				\
 	X(anon_unnamed, "anonymous unnamed")				\
 	/* in binaries replaced on disk or corrupt */			\
@@ -60,7 +62,13 @@ void symbolizer__free(struct symbolizer *z);	/* accepts NULL */
 /* Writes the loctab location ids of kernel then user frames (each leaf
  * first) into locs, which must hold nk + nu entries. p may be NULL when
  * only kernel frames are present. Returns the number written; a frame
- * that cannot be given a location (out of memory) is left out. */
+ * that cannot be given a location (out of memory) is left out. JIT code
+ * is named as it was at time_ns, the sample's (CLOCK_MONOTONIC), when the
+ * process's jitdump says what code was where when; symbolizer__stack
+ * names it as it is now. */
+size_t symbolizer__stack_at(struct symbolizer *z, struct proc *p,
+			    uint64_t time_ns, const uint64_t *user, size_t nu,
+			    const uint64_t *kern, size_t nk, uint32_t *locs);
 size_t symbolizer__stack(struct symbolizer *z, struct proc *p,
 			 const uint64_t *user, size_t nu,
 			 const uint64_t *kern, size_t nk, uint32_t *locs);
