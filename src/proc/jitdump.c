@@ -57,6 +57,8 @@ enum {
 /* What the code_index map costs per code: its slot at 70% load and its
  * key's copy. */
 #define MAP_BYTES 96
+/* The size of an ELF64 header: perf's jitted ELF files put .text there. */
+#define ELF_TEXT_OFFSET 0x40
 
 struct jd_code {
 	uint64_t start, end;
@@ -333,6 +335,14 @@ static enum step add_load(struct jitdump *d, const uint8_t *p, uint32_t size,
 		c.nlines = d->nlines - d->debug_line0;
 		d->debug_pending = false;
 	}
+	/* LLVM's PerfJITEventListener (Debian's LLVM 14) writes vma 0 and
+	 * each debug entry's address ELF_TEXT_OFFSET past the code's: where
+	 * .text starts in the ELF file `perf inject --jit` makes of a load.
+	 * Its first entry, the function's first instruction, then lies at
+	 * addr + ELF_TEXT_OFFSET; the specification's writers put it at
+	 * addr and give vma. */
+	if (!vma && c.nlines && d->lines[c.line0].addr == addr + ELF_TEXT_OFFSET)
+		c.dbg_base = addr + ELF_TEXT_OFFSET;
 	st->loads++;
 	/* An empty function holds no address: nothing to keep. */
 	if (!code_size) {
