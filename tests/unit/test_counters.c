@@ -361,7 +361,8 @@ static void test_comments_lines(void)
 		"debug info since start: ", "debuginfod since start: ",
 		"target files since start: ",
 		"thread context: ", "process context since start: ",
-		"register tags: ", "unwind fp: ", "kernel CFI: ",
+		"register tags: ", "code regions since start: ", "unwind fp: ",
+		"kernel CFI: ",
 	};
 	const char *p = full;
 
