@@ -71,6 +71,8 @@
  *	--log FILE	   churn's log (default stdout)
  *	--threads N	   run and hostile: worker threads (default 2)
  *	--warmup SECONDS   default 1
+ *	--no-regions	   registers no code regions (a baseline for the
+ *			   benchmark of their cost)
  *
  * The jitdump is written from the Linux kernel's
  * tools/perf/Documentation/jitdump-specification.txt (version 1 records):
@@ -815,6 +817,10 @@ static void compile(struct query *q, unsigned n)
 }
 
 /* A compilation's regions, in one call. */
+/* --no-regions: the same code, unregistered (tests/bench/code_regions.sh
+ * compares the agent's cost per sample with and without). */
+static bool no_regions;
+
 static void register_query(const struct query *q)
 {
 	const char *levels[NOPS][3];
@@ -828,6 +834,8 @@ static void register_query(const struct query *q)
 		spans[op] = (struct tagprof_code_span){ q->fn[op], q->len[op],
 							q->name[op], levels[op], 3 };
 	}
+	if (no_regions)
+		return;
 	err = tagprof_code_regions(spans, NOPS);
 	if (err) {
 		fprintf(stderr, "jitengine: q%u: ", q->n);
@@ -837,7 +845,7 @@ static void register_query(const struct query *q)
 
 static void drop_query(const struct query *q)
 {
-	for (int op = 0; op < NOPS; op++) {
+	for (int op = 0; op < NOPS && !no_regions; op++) {
 		int err = tagprof_code_region_drop(q->fn[op]);
 
 		if (err) {
@@ -1350,7 +1358,7 @@ static void declare_tags(void)
 static void usage(void)
 {
 	fprintf(stderr, "usage: jitengine [--jitdump-dir DIR] [--ir FILE] [--log FILE] "
-		"[--threads N] [--warmup SECONDS] run|churn|hostile SECONDS\n");
+		"[--threads N] [--warmup SECONDS] [--no-regions] run|churn|hostile SECONDS\n");
 	exit(2);
 }
 
@@ -1362,6 +1370,7 @@ int main(int argc, char **argv)
 		{ "log", required_argument, NULL, 'l' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "warmup", required_argument, NULL, 'w' },
+		{ "no-regions", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = getenv("JITDUMPDIR"), *ir = NULL, *logpath = NULL, *mode;
@@ -1383,6 +1392,7 @@ int main(int argc, char **argv)
 		case 'l': logpath = optarg; break;
 		case 't': nthreads = atoi(optarg); break;
 		case 'w': warmup = atof(optarg); break;
+		case 'n': no_regions = true; break;
 		default: usage();
 		}
 	}
