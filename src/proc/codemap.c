@@ -60,7 +60,6 @@ struct codemap {
 	char order_str[ORDER_MAX];
 	uint32_t order_n;
 	uint64_t samples, attributed, win_samples, win_attributed;
-	uint8_t *buf;
 };
 
 struct codemap *codemap__new(uint32_t pid, uint64_t anchor)
@@ -97,7 +96,6 @@ void codemap__free(struct codemap *m)
 	free(m->sets);
 	free(m->r);
 	free(m->order);
-	free(m->buf);
 	free(m);
 }
 
@@ -582,22 +580,28 @@ static int read_records(struct codemap *m, const struct tp_code_anchor *a,
 	uint64_t used = a->used < a->size ? a->used : a->size;
 	struct tp_code_anchor again;
 	size_t len, done;
-	int err;
+	uint8_t *buf;
+	int err = 0;
 
 	if (used > TP_CODE_TABLE_MAX)
 		used = TP_CODE_TABLE_MAX;
-	if (!m->buf && !(m->buf = malloc(CHUNK)))
+	if (m->offset >= used)
+		return 0;
+	/* As much as is new, up to a chunk, and only while reading: a
+	 * process that appends a region at a time costs a small buffer. */
+	buf = malloc(used - m->offset < CHUNK ? used - m->offset : CHUNK);
+	if (!buf)
 		return -ENOMEM;
 	while (m->offset < used && !m->broken) {
 		len = used - m->offset < CHUNK ? used - m->offset : CHUNK;
-		err = procfs__read_mem(m->pid, m->table + m->offset, m->buf, len);
+		err = procfs__read_mem(m->pid, m->table + m->offset, buf, len);
 		if (!err)
 			err = read_anchor(m, &again);
 		if (!err && again.gen != a->gen)
 			err = -EAGAIN;
 		if (err)
-			return err;
-		done = codemap__apply(m, m->buf, len, st);
+			break;
+		done = codemap__apply(m, buf, len, st);
 		/* Nothing whole in all that is left to used: a record runs
 		 * past what the process says it wrote. */
 		if (!done && len == used - m->offset && !m->broken) {
@@ -606,7 +610,8 @@ static int read_records(struct codemap *m, const struct tp_code_anchor *a,
 		}
 		m->offset += done;
 	}
-	return 0;
+	free(buf);
+	return err;
 }
 
 static int refresh_once(struct codemap *m, struct codemap_stats *st)
@@ -749,6 +754,5 @@ size_t codemap__bytes(const struct codemap *m)
 	return sizeof(*m) + m->cap * (sizeof(*m->r) + sizeof(*m->order)) +
 	       m->nsids * sizeof(*m->sids) + m->nsets * sizeof(*m->sets) +
 	       m->str_bytes +
-	       hashmap__size(m->levels) * sizeof(struct levels_entry) +
-	       (m->buf ? CHUNK : 0);
+	       hashmap__size(m->levels) * sizeof(struct levels_entry);
 }
