@@ -50,7 +50,7 @@ struct codemap {
 	size_t n, cap;
 	uint32_t *order;
 	size_t nsorted;			/* order's first n entries are sorted */
-	bool dirty;			/* adds or ends since the overlap sweep */
+	size_t checked;			/* pool entries checked for overlaps */
 	uint64_t maxlen;		/* the longest region's length */
 	uint64_t lo, hi;		/* all regions lie in [lo, hi) */
 	struct hashmap *by_id;		/* region id -> pool index */
@@ -292,7 +292,6 @@ static bool region_push(struct codemap *m, const struct code_region *r)
 	m->n++;
 	if (r->end - r->start > m->maxlen)
 		m->maxlen = r->end - r->start;
-	m->dirty = true;
 	return true;
 }
 
@@ -357,7 +356,6 @@ static bool apply_drop(struct codemap *m, const uint8_t *rec,
 	memcpy(&d, rec, sizeof(d));
 	if (m->r[idx].r.to_ns == UINT64_MAX) {
 		m->r[idx].r.to_ns = d.time_ns;
-		m->dirty = true;
 		st->dropped++;
 	}
 	return true;
@@ -430,7 +428,6 @@ void codemap__switch_done(struct codemap *m)
 
 		if (s->r.to_ns == UINT64_MAX && s->pass != m->pass) {
 			s->r.to_ns = m->switch_ns;
-			m->dirty = true;
 		}
 	}
 }
@@ -450,67 +447,33 @@ static int by_start(const void *a, const void *b, void *arg)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Sorts the regions added since the last sort and merges them in. */
+/* Sorts the regions added since the last sort and merges them in, from
+ * the back: only the new ones are copied out, and only the sorted ones
+ * above the smallest of them move. */
 static void sort_new(struct codemap *m)
 {
-	size_t a = 0, b = m->nsorted, k = 0, na = m->nsorted;
-	uint32_t *out;
+	size_t na = m->nsorted, nb = m->n - m->nsorted, out = m->n;
+	uint32_t *b;
 
-	if (m->nsorted == m->n)
+	if (!nb)
 		return;
-	qsort_r(m->order + m->nsorted, m->n - m->nsorted, sizeof(*m->order),
-		by_start, m->r);
-	out = malloc(m->n * sizeof(*out));
-	if (!out) {
+	qsort_r(m->order + na, nb, sizeof(*m->order), by_start, m->r);
+	b = malloc(nb * sizeof(*b));
+	if (!b) {
 		/* No room to merge: sort it all in place. */
 		qsort_r(m->order, m->n, sizeof(*m->order), by_start, m->r);
 		m->nsorted = m->n;
 		return;
 	}
-	while (a < na || b < m->n) {
-		if (b == m->n ||
-		    (a < na && by_start(&m->order[a], &m->order[b], m->r) <= 0))
-			out[k++] = m->order[a++];
+	memcpy(b, m->order + na, nb * sizeof(*b));
+	while (nb) {
+		if (na && by_start(&m->order[na - 1], &b[nb - 1], m->r) > 0)
+			m->order[--out] = m->order[--na];
 		else
-			out[k++] = m->order[b++];
+			m->order[--out] = b[--nb];
 	}
-	memcpy(m->order, out, m->n * sizeof(*out));
-	free(out);
+	free(b);
 	m->nsorted = m->n;
-}
-
-/* Two live regions over the same code: the older one ends when the newer
- * one began. Once after each batch of records, over the regions in start
- * order, against the live one that reaches furthest; counted in st when
- * not NULL. */
-static void end_overlaps(struct codemap *m, struct codemap_stats *st)
-{
-	struct code_region *reach = NULL;
-
-	for (size_t i = 0; i < m->n; i++) {
-		struct code_region *r = &m->r[m->order[i]].r, *older, *newer;
-
-		if (r->to_ns != UINT64_MAX)
-			continue;
-		if (reach && r->start < reach->end) {
-			older = r->id < reach->id ? r : reach;
-			newer = older == r ? reach : r;
-			older->to_ns = newer->from_ns;
-			if (st)
-				st->overlapped++;
-			reach = newer;
-			continue;
-		}
-		reach = r;
-	}
-}
-
-static void settle(struct codemap *m, struct codemap_stats *st)
-{
-	sort_new(m);
-	if (m->dirty)
-		end_overlaps(m, st);
-	m->dirty = false;
 }
 
 /* How many regions in order start at or below addr. */
@@ -529,6 +492,40 @@ static size_t upper(const struct codemap *m, uint64_t addr)
 	return lo;
 }
 
+/* Two live regions over the same code: the older one ends when the newer
+ * one began. After each batch of records, for the regions it added (pool
+ * index first_new on) against the live ones in reach of them; counted in
+ * st when not NULL. */
+static void end_overlaps(struct codemap *m, size_t first_new,
+			 struct codemap_stats *st)
+{
+	for (size_t k = first_new; k < m->n; k++) {
+		struct code_region *r = &m->r[k].r, *older, *newer;
+		size_t i = upper(m, r->end - 1), seen = 0;
+
+		while (r->to_ns == UINT64_MAX && i-- > 0 && seen++ < SCAN_MAX) {
+			struct code_region *o = &m->r[m->order[i]].r;
+
+			if (o->start < r->start && r->start - o->start >= m->maxlen)
+				break;
+			if (o == r || o->to_ns != UINT64_MAX || o->end <= r->start)
+				continue;
+			older = o->id < r->id ? o : r;
+			newer = older == r ? o : r;
+			older->to_ns = newer->from_ns;
+			if (st)
+				st->overlapped++;
+		}
+	}
+}
+
+static void settle(struct codemap *m, struct codemap_stats *st)
+{
+	sort_new(m);
+	end_overlaps(m, m->checked, st);
+	m->checked = m->n;
+}
+
 const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
 					uint64_t t)
 {
@@ -539,7 +536,7 @@ const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
 	if (addr < m->lo || addr >= m->hi)
 		return NULL;
 	/* Records applied without a refresh (codemap__apply alone). */
-	if (m->dirty || m->nsorted != m->n)
+	if (m->nsorted != m->n)
 		settle(m, NULL);
 	i = upper(m, addr);
 
@@ -691,6 +688,8 @@ void codemap__prune(struct codemap *m, uint64_t now_ns)
 {
 	size_t k = 0;
 
+	/* What is pending first: the pool is about to move. */
+	settle(m, NULL);
 	m->pruned_ns = now_ns;
 	for (size_t i = 0; i < m->n; i++) {
 		struct slot *s = &m->r[i];
@@ -716,6 +715,7 @@ void codemap__prune(struct codemap *m, uint64_t now_ns)
 	}
 	m->nsorted = 0;
 	sort_new(m);
+	m->checked = m->n;
 }
 
 const char *codemap__level_order(const struct codemap *m)
