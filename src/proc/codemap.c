@@ -492,10 +492,11 @@ static size_t upper(const struct codemap *m, uint64_t addr)
 	return lo;
 }
 
-/* Two live regions over the same code: the older one ends when the newer
- * one began. After each batch of records, for the regions it added (pool
- * index first_new on) against the live ones in reach of them; counted in
- * st when not NULL. */
+/* Two regions over the same code at once: the older one ends when the
+ * newer one began, whether or not a drop of it came in the same batch of
+ * records (so the order the records were read in does not matter). After
+ * each batch, for the regions it added (pool index first_new on) against
+ * those in reach of them; counted in st when not NULL. */
 static void end_overlaps(struct codemap *m, size_t first_new,
 			 struct codemap_stats *st)
 {
@@ -503,15 +504,17 @@ static void end_overlaps(struct codemap *m, size_t first_new,
 		struct code_region *r = &m->r[k].r, *older, *newer;
 		size_t i = upper(m, r->end - 1), seen = 0;
 
-		while (r->to_ns == UINT64_MAX && i-- > 0 && seen++ < SCAN_MAX) {
+		while (i-- > 0 && seen++ < SCAN_MAX) {
 			struct code_region *o = &m->r[m->order[i]].r;
 
 			if (o->start < r->start && r->start - o->start >= m->maxlen)
 				break;
-			if (o == r || o->to_ns != UINT64_MAX || o->end <= r->start)
+			if (o == r || o->end <= r->start)
 				continue;
 			older = o->id < r->id ? o : r;
 			newer = older == r ? o : r;
+			if (older->to_ns <= newer->from_ns)
+				continue;
 			older->to_ns = newer->from_ns;
 			if (st)
 				st->overlapped++;

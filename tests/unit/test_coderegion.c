@@ -400,6 +400,112 @@ static void test_bad_records_counted(void)
 	codemap__free(m);
 }
 
+/* ---- random tables against a brute-force reference ---- */
+
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state % n;
+}
+
+struct ref {
+	uint64_t start, end, from, to, id;
+	uint32_t set;
+};
+
+/* The reference's answer: the region that held addr at t, the newest if
+ * several did (0: none). A region added ends the live ones it overlaps,
+ * in id order, as the table's semantics say. */
+static uint64_t ref_find(const struct ref *r, size_t n, uint64_t addr, uint64_t t)
+{
+	const struct ref *best = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].start <= addr && addr < r[i].end && r[i].from <= t &&
+		    t < r[i].to && (!best || r[i].from > best->from))
+			best = &r[i];
+	return best ? best->id : 0;
+}
+
+/* Batches of regions over a small address range (so they overlap and
+ * reuse each other's code), drops, queries at random times and
+ * addresses in between: codemap__find must give the reference's region. */
+static void test_random_reference(void)
+{
+	struct codemap_stats s = { 0 };
+	struct codemap *m = codemap__new(1, 0);
+	static struct ref ref[4000];
+	static uint8_t buf[1 << 16];
+	size_t nref = 0, len;
+	uint64_t t = 1000, next_id = 1;
+	int mismatches = 0;
+
+	CHECK(m);
+	codemap__switch(m, 0);
+	{
+		struct tbl tb = { .n = 0 };
+		uint32_t sid = 1;
+
+		put_str(&tb, 1, "operator=A");
+		put_set(&tb, 1, 0, 1, &sid);
+		CHECK(codemap__apply(m, tb.b, tb.n, &s) == tb.n);
+	}
+	for (int round = 0; round < 300; round++) {
+		size_t k = 1 + rnd(8), base = nref;
+		struct tp_code_add a = { .h = { .kind = TP_CODE_REC_ADD, .count = k,
+						.id = next_id }, .time_ns = t };
+
+		/* an ADD of k regions at time t */
+		a.h.size = sizeof(a) + k * sizeof(struct tp_code_span);
+		memcpy(buf, &a, sizeof(a));
+		for (size_t i = 0; i < k; i++) {
+			struct tp_code_span sp = { 0x10000 + rnd(64) * 16, 8 + rnd(120), 1 };
+
+			memcpy(buf + sizeof(a) + i * sizeof(sp), &sp, sizeof(sp));
+			/* it ends the live regions it overlaps (older ids) */
+			for (size_t j = 0; j < nref; j++)
+				if (ref[j].to == UINT64_MAX && ref[j].start < sp.start + sp.len &&
+				    sp.start < ref[j].end)
+					ref[j].to = t;
+			ref[nref++] = (struct ref){ sp.start, sp.start + sp.len, t,
+						    UINT64_MAX, next_id++, 1 };
+		}
+		len = a.h.size;
+		/* a drop or two of random regions, a little later */
+		for (int d = rnd(3); d > 0 && nref; d--) {
+			struct ref *r = &ref[rnd(nref)];
+			struct tp_code_drop dr = { .h = { .size = sizeof(dr),
+				.kind = TP_CODE_REC_DROP, .id = r->id }, .time_ns = t + 5 };
+
+			memcpy(buf + len, &dr, sizeof(dr));
+			len += sizeof(dr);
+			if (r->to == UINT64_MAX)
+				r->to = t + 5;
+		}
+		CHECK(codemap__apply(m, buf, len, &s) == len);
+		(void)base;
+		t += 10;
+		for (int q = 0; q < 50; q++) {
+			uint64_t addr = 0x10000 + rnd(64 * 16 + 128), when = 990 + rnd(t - 980);
+			const struct code_region *r = codemap__find(m, addr, when);
+			uint64_t want = ref_find(ref, nref, addr, when);
+
+			if ((r ? r->id : 0) != want && mismatches++ < 5)
+				fprintf(stderr, "  %#llx at %llu: got region %llu, want %llu\n",
+					(unsigned long long)addr, (unsigned long long)when,
+					(unsigned long long)(r ? r->id : 0),
+					(unsigned long long)want);
+		}
+	}
+	CHECK(mismatches == 0);
+	CHECK(s.bad_records == 0);
+	codemap__free(m);
+}
+
 /* Every prefix and every single-byte corruption of a good table: no crash,
  * no read past the buffer (run under the sanitizers by make check
  * SANITIZE=...), and what parses is bounded. */
@@ -472,6 +578,7 @@ int main(void)
 	RUN(test_compaction_followed);
 	RUN(test_batch);
 	RUN(test_bad_records_counted);
+	RUN(test_random_reference);
 	RUN(test_hostile_bytes);
 	RUN(test_bad_anchor);
 	return check_failed_total ? 1 : 0;
