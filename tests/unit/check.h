@@ -4,6 +4,7 @@
 #define TAGPROF_CHECK_H
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -61,6 +62,18 @@ static inline pid_t check_start_sleeper(void)
 			pause();
 	}
 	return pid;
+}
+
+/* A number in [0, n), from xorshift64: the same sequence every run, so a
+ * randomized case fails the same way again. */
+static inline uint64_t check_rnd(uint64_t n)
+{
+	static uint64_t state = 88172645463325252ull;
+
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return state % n;
 }
 
 /* Kills and reaps a child (pid <= 0: none). */

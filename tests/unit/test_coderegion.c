@@ -402,15 +402,6 @@ static void test_bad_records_counted(void)
 
 /* ---- random tables against a brute-force reference ---- */
 
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rnd(uint64_t n)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state % n;
-}
 
 struct ref {
 	uint64_t start, end, from, to, id;
@@ -455,7 +446,7 @@ static void test_random_reference(void)
 		CHECK(codemap__apply(m, tb.b, tb.n, &s) == tb.n);
 	}
 	for (int round = 0; round < 300; round++) {
-		size_t k = 1 + rnd(8), base = nref;
+		size_t k = 1 + check_rnd(8), base = nref;
 		struct tp_code_add a = { .h = { .kind = TP_CODE_REC_ADD, .count = k,
 						.id = next_id }, .time_ns = t };
 
@@ -463,7 +454,7 @@ static void test_random_reference(void)
 		a.h.size = sizeof(a) + k * sizeof(struct tp_code_span);
 		memcpy(buf, &a, sizeof(a));
 		for (size_t i = 0; i < k; i++) {
-			struct tp_code_span sp = { 0x10000 + rnd(64) * 16, 8 + rnd(120), 1 };
+			struct tp_code_span sp = { 0x10000 + check_rnd(64) * 16, 8 + check_rnd(120), 1 };
 
 			memcpy(buf + sizeof(a) + i * sizeof(sp), &sp, sizeof(sp));
 			/* it ends the live regions it overlaps (older ids) */
@@ -476,8 +467,8 @@ static void test_random_reference(void)
 		}
 		len = a.h.size;
 		/* a drop or two of random regions, a little later */
-		for (int d = rnd(3); d > 0 && nref; d--) {
-			struct ref *r = &ref[rnd(nref)];
+		for (int d = check_rnd(3); d > 0 && nref; d--) {
+			struct ref *r = &ref[check_rnd(nref)];
 			struct tp_code_drop dr = { .h = { .size = sizeof(dr),
 				.kind = TP_CODE_REC_DROP, .id = r->id }, .time_ns = t + 5 };
 
@@ -490,7 +481,7 @@ static void test_random_reference(void)
 		(void)base;
 		t += 10;
 		for (int q = 0; q < 50; q++) {
-			uint64_t addr = 0x10000 + rnd(64 * 16 + 128), when = 990 + rnd(t - 980);
+			uint64_t addr = 0x10000 + check_rnd(64 * 16 + 128), when = 990 + check_rnd(t - 980);
 			const struct code_region *r = codemap__find(m, addr, when);
 			uint64_t want = ref_find(ref, nref, addr, when);
 

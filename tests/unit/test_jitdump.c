@@ -230,16 +230,6 @@ static void w_free(struct jw *w)
 
 /* ---- checks ---- */
 
-/* xorshift: the same inputs every run */
-static uint64_t rnd_state = 88172645463325252ull;
-
-static uint64_t rnd(uint64_t n)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state % n;
-}
 
 static struct jitdump *parse(const struct jw *w, struct jitdump_stats *st)
 {
@@ -796,19 +786,19 @@ static void test_random_bytes(void)
 	CHECK(buf);
 	for (int round = 0; round < 20000; round++) {
 		memcpy(buf, v.w.b, v.w.len);
-		for (int k = 1 + rnd(4); k; k--) {
-			size_t at = rnd(v.w.len);
+		for (int k = 1 + check_rnd(4); k; k--) {
+			size_t at = check_rnd(v.w.len);
 
 			/* a byte, or a size field's worth */
-			if (rnd(2))
-				buf[at] = rnd(256);
+			if (check_rnd(2))
+				buf[at] = check_rnd(256);
 			else if (at + 4 <= v.w.len)
-				memset(buf + at, rnd(2) ? 0xff : 0, 4);
+				memset(buf + at, check_rnd(2) ? 0xff : 0, 4);
 		}
 		d = jitdump__parse(buf, v.w.len, 1 << 20, &st);
 		CHECK(d);
 		for (uint64_t a = 0x10000; a < 0x10200; a += 0x40)
-			jitdump__lookup(d, a, rnd(2) ? 0 : 1500000000, &h);
+			jitdump__lookup(d, a, check_rnd(2) ? 0 : 1500000000, &h);
 		CHECK(jitdump__bytes(d) <= 1 << 20);
 		jitdump__free(d);
 	}
@@ -959,15 +949,15 @@ static void test_random_reference(void)
 	w_header(&w, 0);
 	for (uint64_t t = 1; n < N; t++) {
 		struct ref_code *x = &c[n];
-		size_t src = n ? rnd(n) : 0;
+		size_t src = n ? check_rnd(n) : 0;
 
 		x->time = t * S;
 		x->t_end = UINT64_MAX;
-		if (n && rnd(8) == 0 && c[src].t_end == UINT64_MAX) {
+		if (n && check_rnd(8) == 0 && c[src].t_end == UINT64_MAX) {
 			/* moved: its name and size, elsewhere */
 			uint64_t size = c[src].end - c[src].start;
 
-			x->start = 0x100000 + rnd(0x10000);
+			x->start = 0x100000 + check_rnd(0x10000);
 			x->end = x->start + size;
 			memcpy(x->name, c[src].name, sizeof(x->name));
 			index[n] = index[src];
@@ -975,8 +965,8 @@ static void test_random_reference(void)
 			w_move(&w, x->time, c[src].start, x->start, size,
 			       index[n]);
 		} else {
-			x->start = 0x100000 + rnd(0x10000);
-			x->end = x->start + 1 + rnd(512);
+			x->start = 0x100000 + check_rnd(0x10000);
+			x->end = x->start + 1 + check_rnd(512);
 			snprintf(x->name, sizeof(x->name), "c%zu", n);
 			index[n] = n;
 			w_load(&w, x->time, x->start, x->end - x->start, n,
@@ -997,7 +987,7 @@ static void test_random_reference(void)
 	for (size_t len = 0; len < w.len;) {
 		uint64_t next = jitdump__next(inc);
 
-		len += 1 + rnd(20000);
+		len += 1 + check_rnd(20000);
 		if (len > w.len)
 			len = w.len;
 		if (next < len)
@@ -1007,8 +997,8 @@ static void test_random_reference(void)
 	CHECK(st.loads + st.moves == N);
 
 	for (int q = 0; q < 20000; q++) {
-		uint64_t addr = 0x100000 + rnd(0x10000 + 512);
-		uint64_t t = q % 10 ? (1 + rnd(N + 2)) * S + S / 2 : 0;
+		uint64_t addr = 0x100000 + check_rnd(0x10000 + 512);
+		uint64_t t = q % 10 ? (1 + check_rnd(N + 2)) * S + S / 2 : 0;
 
 		CHECK(agrees(d, c, n, addr, t));
 		CHECK(agrees(inc, c, n, addr, t));
@@ -1054,11 +1044,11 @@ static void test_many_codes_reference(void)
 	d = parse(&w, &st);
 	CHECK(d && jitdump__count(d) == N);
 	for (int q = 0; q < 3000; q++) {
-		uint64_t addr = 0x400000 + rnd(SLOTS * SLOT);
+		uint64_t addr = 0x400000 + check_rnd(SLOTS * SLOT);
 		/* recent times (a profile's samples), and any: an address
 		 * reused a hundred times since is still looked up */
-		uint64_t t = q % 3 ? (N - rnd(2000)) * S + S / 2 :
-				     (1 + rnd(N)) * S + S / 2;
+		uint64_t t = q % 3 ? (N - check_rnd(2000)) * S + S / 2 :
+				     (1 + check_rnd(N)) * S + S / 2;
 
 		CHECK(agrees(d, c, N, addr, q % 7 ? t : 0));
 	}
