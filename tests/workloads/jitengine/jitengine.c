@@ -816,11 +816,11 @@ static void compile(struct query *q, unsigned n)
 		jitdump_function(&gens[op], q->name[op]);
 }
 
-/* A compilation's regions, in one call. */
 /* --no-regions: the same code, unregistered (tests/bench/code_regions.sh
  * compares the agent's cost per sample with and without). */
 static bool no_regions;
 
+/* A compilation's regions, in one call. */
 static void register_query(const struct query *q)
 {
 	const char *levels[NOPS][3];
