@@ -283,6 +283,7 @@ static void tick(struct capture *c)
 {
 	roll_stacks(c);
 	c->next_due_ms = ctxwatch__tick(c->cw);
+	ctxwatch__code_tick(c->cw, &c->code);
 	symbolizer__name_late(c->sym);
 }
 

@@ -186,6 +186,7 @@ static const struct counter_ref code_regions_refs[] = {
 	COUNTER(CODEMAP, overlapped),
 	COUNTER_PART(NULL, CODEMAP, samples),
 	COUNTER_SUB(CODEMAP, attributed),
+	COUNTER(CODEMAP, unverified),
 	COUNTER(LABELS, code_tag_mismatch),
 	COUNTER_PART("failures", CODEMAP, bad_records),
 	COUNTER(CODEMAP, torn_reads),

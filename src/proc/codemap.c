@@ -44,6 +44,12 @@ struct codemap {
 	struct set_def *sets;		/* the table's sets, by id - 1 */
 	size_t nsets;
 	uint64_t read_ns;		/* when the last read began */
+	/* When the last read that reached the end of the table began: a
+	 * live region is known live up to then only, for it may have been
+	 * dropped since. UINT64_MAX: no read was ever tried (records given
+	 * to codemap__apply alone). */
+	uint64_t known_ns;
+	uint64_t sampled_ns;		/* the last sample attributed against it */
 	uint64_t pruned_ns;
 	/* regions: a pool in arrival order, and its order by (start, from) */
 	struct slot *r;
@@ -70,6 +76,7 @@ struct codemap *codemap__new(uint32_t pid, uint64_t anchor)
 		return NULL;
 	m->pid = pid;
 	m->anchor = anchor;
+	m->known_ns = UINT64_MAX;
 	m->by_id = hashmap__new(0);
 	m->strs = hashmap__new(HASHMAP_BORROW_KEYS);
 	m->levels = hashmap__new(HASHMAP_BORROW_KEYS);
@@ -529,8 +536,10 @@ static void settle(struct codemap *m, struct codemap_stats *st)
 	m->checked = m->n;
 }
 
-const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
-					uint64_t t)
+/* The region holding addr at t; a live one only when t is not past what
+ * the last read knew (*unknown set when that refused one). */
+static const struct code_region *find(struct codemap *m, uint64_t addr,
+				      uint64_t t, bool *unknown)
 {
 	const struct code_region *best = NULL;
 	size_t i, seen = 0;
@@ -550,11 +559,24 @@ const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
 
 		if (addr - r->start >= m->maxlen)
 			break;
-		if (addr < r->end && r->from_ns <= t && t < r->to_ns &&
-		    (!best || r->from_ns > best->from_ns))
-			best = r;
+		if (addr >= r->end || r->from_ns > t || t >= r->to_ns ||
+		    (best && r->from_ns <= best->from_ns))
+			continue;
+		if (r->to_ns == UINT64_MAX && t > m->known_ns) {
+			*unknown = true;
+			continue;
+		}
+		best = r;
 	}
 	return best;
+}
+
+const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
+					uint64_t t)
+{
+	bool unknown = false;
+
+	return find(m, addr, t, &unknown);
 }
 
 /* ---- reading the process's table ---- */
@@ -645,12 +667,17 @@ int codemap__refresh(struct codemap *m, uint64_t now_ns,
 	int err = -EAGAIN;
 
 	m->read_ns = now_ns;
+	if (m->known_ns == UINT64_MAX)
+		m->known_ns = 0;
 	for (int i = 0; i < READ_TRIES && err == -EAGAIN; i++) {
 		err = refresh_once(m, st);
 		if (err == -EAGAIN)
 			st->torn_reads++;
 	}
-	/* A process gone is no failure: its samples are all in. */
+	if (!err && !m->broken)
+		m->known_ns = now_ns;
+	/* A process gone is no failure (its samples newer than the last
+	 * read are counted apart, codemap__attribute). */
 	if (err && err != -EAGAIN && err != -ESRCH)
 		st->unreadable++;
 	settle(m, st);
@@ -665,15 +692,22 @@ const struct code_region *codemap__attribute(struct codemap *m,
 					     struct codemap_stats *st)
 {
 	const struct code_region *r = NULL;
+	bool unknown = false;
 
 	if (t >= m->read_ns)
 		codemap__refresh(m, clock__mono_ns(), st);
-	for (size_t i = 0; i < nu && !r; i++) {
+	m->sampled_ns = clock__mono_ns();
+	for (size_t i = 0; i < nu && !r && !unknown; i++) {
 		/* A caller's frame is its return address: the call is the
 		 * byte before, and may be the region's last. */
-		r = codemap__find(m, i ? user[i] - 1 : user[i], t);
+		r = find(m, i ? user[i] - 1 : user[i], t, &unknown);
 		*leaf = i == 0;
 	}
+	/* Its innermost region in reach was live at the last read, which
+	 * came before the sample, and none can come now (the process is
+	 * gone): it may have been dropped and its code reused. */
+	if (unknown && !r)
+		st->unverified++;
 	m->samples++;
 	m->win_samples++;
 	st->samples++;
@@ -758,4 +792,11 @@ size_t codemap__bytes(const struct codemap *m)
 	       m->nsids * sizeof(*m->sids) + m->nsets * sizeof(*m->sets) +
 	       m->str_bytes +
 	       hashmap__size(m->levels) * sizeof(struct levels_entry);
+}
+
+void codemap__tick(struct codemap *m, uint64_t now_ns, uint64_t every,
+		   struct codemap_stats *st)
+{
+	if (now_ns - m->sampled_ns < 1000000000ull && now_ns - m->read_ns >= every)
+		codemap__refresh(m, now_ns, st);
 }

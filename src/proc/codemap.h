@@ -39,6 +39,11 @@
 	X(unreadable, "table reads failed")				\
 	/* regions or strings not kept: per-process bounds */		\
 	X(over_budget, "not kept over the bounds")			\
+	/* samples in a region live at the last read of its table, taken	\
+	 * after it, when no read could follow (the process was gone):	\
+	 * the region may have ended since, so they are not attributed */	\
+	X(unverified, "not attributed: newer than the last read of a "	\
+	  "table gone")							\
 	X(samples, "samples of those processes")			\
 	X(attributed, "attributed to a region")
 
@@ -88,7 +93,8 @@ int codemap__refresh(struct codemap *m, uint64_t now_ns,
 		     struct codemap_stats *st);
 
 /* The region holding addr at time t, the newest if several do; NULL when
- * none. */
+ * none, or when it is live but t is past the last complete read of the
+ * table (it may have ended since). */
 const struct code_region *codemap__find(struct codemap *m, uint64_t addr,
 					uint64_t t);
 
@@ -100,6 +106,13 @@ const struct code_region *codemap__attribute(struct codemap *m,
 					     const uint64_t *user, size_t nu,
 					     uint64_t t, bool *leaf,
 					     struct codemap_stats *st);
+
+/* Reads the table again when a sample was attributed against it within
+ * the last second and the last read is over `every` ns old: so what a
+ * process dropped before it exits is known, and the samples resolved
+ * after its exit are attributed. */
+void codemap__tick(struct codemap *m, uint64_t now_ns, uint64_t every,
+		   struct codemap_stats *st);
 
 /* Forgets regions that ended over CODEMAP_KEEP_NS before now. */
 void codemap__prune(struct codemap *m, uint64_t now_ns);

@@ -542,6 +542,24 @@ struct codemap *ctxwatch__codemap(struct ctxwatch *t, uint32_t pid)
 	return p->snap.code;
 }
 
+/* How often a sampled process's table is read when nothing else reads it:
+ * what it drops is known within this, so few of the samples resolved
+ * after it exits are left unverified. */
+#define CODE_TICK_NS (20ull * 1000 * 1000)
+
+void ctxwatch__code_tick(struct ctxwatch *t, struct codemap_stats *st)
+{
+	uint64_t now = clock__mono_ns(), v;
+	size_t iter = 0;
+
+	while (hashmap__next(t->procs, &iter, NULL, NULL, &v)) {
+		struct pctx *p = (struct pctx *)(uintptr_t)v;
+
+		if (p->snap.code)
+			codemap__tick(p->snap.code, now, CODE_TICK_NS, st);
+	}
+}
+
 /* One process's attribution counts, as code_shares() prints them. */
 static size_t share_text(char *buf, size_t len, bool first, uint32_t pid,
 			 const char *svc, uint64_t n, uint64_t k)

@@ -14,6 +14,7 @@
 #include "proc/pbcheck.h"
 #include "util/counter.h"
 
+struct codemap_stats;
 struct tp_tls_loc;
 
 /* X(field, text) (util/counter.h). */
@@ -112,6 +113,10 @@ bool ctxwatch__refresh(struct ctxwatch *t, uint32_t pid, uint64_t sample_ns,
  * (code_table.h): made on first use, kept with the snapshot. NULL when
  * none is known or on ENOMEM. */
 struct codemap *ctxwatch__codemap(struct ctxwatch *t, uint32_t pid);
+
+/* Reads again the code-region tables of the processes sampled in the last
+ * second (codemap__tick): call after each wait for samples. */
+void ctxwatch__code_tick(struct ctxwatch *t, struct codemap_stats *st);
 
 /* "pid P (SERVICE): X% of N samples attributed" for each process with a
  * code-region table and samples, "; " between them, into buf, over the

@@ -576,6 +576,14 @@ static enum step parse_record(struct jitdump *d, const uint8_t *p,
 		d->stopped = true;
 		return STOP;
 	}
+	/* Past what is ever read of a file: it can never be whole, and the
+	 * records after it cannot be found. */
+	if (d->next + size > JITDUMP_FILE_MAX) {
+		st->broken = true;
+		st->bad_records++;
+		d->stopped = true;
+		return STOP;
+	}
 	/* Not all written yet (the JIT appends as it goes), or cut. */
 	if (size > file_left)
 		return WAIT;

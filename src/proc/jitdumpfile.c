@@ -295,8 +295,15 @@ int jitdumpfile__lookup(struct jitdumpfile **jfp, struct proctable_stats *st,
 
 void jitdumpfile__free(struct jitdumpfile *jf, struct proctable_stats *st)
 {
+	uint64_t end;
+
 	if (!jf)
 		return;
+	/* The process is gone: a record still cut short at the end of its
+	 * file will never be finished. */
+	end = jf->size < JITDUMP_FILE_MAX ? jf->size : JITDUMP_FILE_MAX;
+	if (jf->dump && readable(jf) && jitdump__next(jf->dump) < end)
+		st->jitdump_bad_records++;
 	forget_dump(jf, st);
 	free(jf->path);
 	free(jf);
