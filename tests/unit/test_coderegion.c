@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "code_table.h"
 #include "proc/codemap.h"
@@ -254,6 +255,55 @@ static void test_compaction_followed(void)
 	CHECK(m && codemap__refresh(m, t, &s) == 0);
 	CHECK(!codemap__find(m, (uintptr_t)code + 8 * 4096, t));
 	codemap__free(m);
+}
+
+/* A process that exits: its regions live at the last read name the
+ * samples taken up to that read, and not those after (they may have been
+ * dropped in between, with no read left to tell): those are counted. */
+static void test_gone_process(void)
+{
+	const char *lv[] = { "query=child" };
+	struct codemap_stats s = { 0 };
+	struct procctx ctx = { 0 };
+	const struct procctx_attr *a;
+	struct codemap *m = NULL;
+	const struct code_region *r;
+	int go[2], ready[2];
+	uint64_t user[1], t0, t1;
+	bool leaf;
+	pid_t pid;
+	char c;
+
+	CHECK(!pipe(go) && !pipe(ready));
+	pid = fork();
+	if (!pid) {
+		int ok = tagprof_process_init("child") == 0 &&
+			 tagprof_code_region(code + 40 * 4096, 64, "c", lv, 1) == 0;
+
+		c = ok ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	CHECK(pid > 0 && read(ready[0], &c, 1) == 1 && c == 'y');
+	if (procctx__read(pid, &ctx) >= 0 && (a = procctx__attr(&ctx, TP_CODE_ATTR)))
+		m = codemap__new(pid, (uint64_t)a->num);
+	procctx__clear(&ctx);
+	t0 = clock__mono_ns();
+	CHECK(m && codemap__refresh(m, t0, &s) == 0);
+	CHECK(write(go[1], "x", 1) == 1);
+	waitpid(pid, NULL, 0);
+	user[0] = (uintptr_t)code + 40 * 4096 + 8;
+	r = codemap__attribute(m, user, 1, t0 - 1, &leaf, &s);
+	CHECK(r && streq(level(r, "query"), "child") && s.unverified == 0);
+	t1 = clock__mono_ns();
+	r = codemap__attribute(m, user, 1, t1, &leaf, &s);
+	CHECK(!r && s.unverified == 1 && s.unreadable == 0);
+	codemap__free(m);
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
 }
 
 /* A compiled query's regions in one call, as the paper's TPC-H query:
@@ -568,6 +618,7 @@ int main(void)
 	RUN(test_overlap_ends_older);
 	RUN(test_compaction_followed);
 	RUN(test_batch);
+	RUN(test_gone_process);
 	RUN(test_bad_records_counted);
 	RUN(test_random_reference);
 	RUN(test_hostile_bytes);
