@@ -191,6 +191,11 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	}
 	a->inputs = argv + optind;
 	a->ninputs = argc - optind;
+	if (a->by && !a->timeline) {
+		fprintf(stderr, "%s: --by is for report timeline's .html\n",
+			a->cmd);
+		return 2;
+	}
 	if (a->levels && !a->plan) {
 		fprintf(stderr, "%s: --levels is for report plan\n", a->cmd);
 		return 2;
@@ -333,11 +338,6 @@ static int report_pprof(int argc, char **argv)
 
 	if (ret)
 		return ret;
-	if (a.by) {
-		fprintf(stderr, "%s: --by is for report timeline's .html\n",
-			a.cmd);
-		return 2;
-	}
 	ret = 2;
 	in = calloc((size_t)a.ninputs, sizeof(*in));
 	if (!in || load_inputs(&a, in, &base))
@@ -604,11 +604,6 @@ static int report_plan(int argc, char **argv)
 
 	if (ret)
 		return ret;
-	if (a.by) {
-		fprintf(stderr, "%s: --by is for report timeline's .html\n",
-			a.cmd);
-		return 2;
-	}
 	if (!plan_output_ok(&a, &html))
 		return 2;
 	ret = 2;
