@@ -302,6 +302,37 @@ tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(JITEN
 check: tests
 	BUILD=$(BUILD) bash tests/run.sh
 
+# ==== fuzzing (issue 15): libFuzzer targets over the parsers of untrusted
+# input, each on the agent's own code path (tests/fuzz/README.md) ====
+# The agent's sources built again with coverage and the sanitizers into
+# $(BUILD)/fuzz/obj; each tests/fuzz/fuzz_NAME.c links with all of them.
+# `make fuzz` runs every target for FUZZ_SECONDS on its committed corpus
+# (tests/fuzz/corpus/NAME), new inputs going to $(BUILD)/fuzz/NAME.new.
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_OBJS    := $(patsubst $(BUILD)/obj/%.o,$(BUILD)/fuzz/obj/%.o,$(LIB_OBJS))
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/obj/%.pb-c.o: $(BUILD)/%.pb-c.c
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/obj/%.o: src/%.c $(wildcard src/*/*.h include/*.h) $(SKELS) $(PROTO_H)
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(WARN) -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(wildcard tests/fuzz/*.h) $(FUZZ_OBJS)
+	$(CLANG) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -fsanitize=fuzzer $(WARN) -o $@ $< \
+		$(FUZZ_OBJS) $(LIBS)
+
+fuzz: fuzz-build
+	BUILD=$(BUILD) FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
+
 # Deliberate bugs, one at a time, each against the tests that must catch
 # it (tests/mutation/*.mut); prints caught/survived and a score. Slow (up to
 # an hour): not part of check.
