@@ -20,6 +20,7 @@ PKGS=(
   libc6-dbg          # tests: glibc's DWARF, which the agent's memory-bound test reads
   chromium           # tests: render report timeline's HTML, headless
   llvm-14-dev        # tests: the llvmjit workload (ORC JIT + perf jitdump listener)
+  libclang-rt-14-dev # tests: libFuzzer and the sanitizers' runtimes (make fuzz)
   procps util-linux
 )
 

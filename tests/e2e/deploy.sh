@@ -242,7 +242,7 @@ check deploy_config_example config_example
 containerfile() {
 	local build runtime p pkgs out
 	# Packages in debian-deps.sh that only the tests use.
-	local test_only=" golang-go linux-perf bpftrace valgrind time python3 python3-yaml libc6-dbg debuginfod chromium llvm-14-dev procps util-linux "
+	local test_only=" golang-go linux-perf bpftrace valgrind time python3 python3-yaml libc6-dbg debuginfod chromium llvm-14-dev libclang-rt-14-dev procps util-linux "
 	[ "$(grep -m1 '^FROM' "$CONTAINERFILE")" = "FROM debian:bookworm AS build" ] ||
 		{ echo "first stage is not FROM debian:bookworm AS build"; return 1; }
 	grep -qx 'FROM debian:bookworm-slim' "$CONTAINERFILE" ||

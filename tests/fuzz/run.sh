@@ -5,11 +5,14 @@
 # with a unit test). Prints a line per target and a summary; exits 1 when a
 # target crashed (its input is in $BUILD/fuzz/crash-NAME-*).
 #
-#	FUZZ_SECONDS=60 tests/fuzz/run.sh [NAME...]
+#	FUZZ_SECONDS=60 [FUZZ_SEED=N] tests/fuzz/run.sh [NAME...]
+#
+# FUZZ_SEED fixes libFuzzer's seed (make check's short runs use one).
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 SECS=${FUZZ_SECONDS:-60}
+SEED=${FUZZ_SEED:+-seed=$FUZZ_SEED}
 names=("$@")
 if [ ${#names[@]} = 0 ]; then
 	for f in tests/fuzz/fuzz_*.c; do
@@ -23,7 +26,8 @@ for n in "${names[@]}"; do
 	new=$BUILD/fuzz/$n.new
 	log=$BUILD/fuzz/$n.log
 	mkdir -p "$new" "tests/fuzz/corpus/$n"
-	if "$bin" -max_total_time="$SECS" -print_final_stats=1 \
+	# shellcheck disable=SC2086
+	if "$bin" -max_total_time="$SECS" -print_final_stats=1 $SEED \
 		-artifact_prefix="$BUILD/fuzz/crash-$n-" "$new" "tests/fuzz/corpus/$n" \
 		>"$log" 2>&1; then
 		execs=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$log")
