@@ -10,7 +10,7 @@
 static enum record_kind parse_sample(const struct tp_sample *s, size_t size,
 				     struct raw_sample *rs)
 {
-	bool ids, regs = s->ustack_flags & TP_USTACK_REGS;
+	bool ids, regs;
 	size_t pad, n, kat, end;
 	const uint64_t *p;
 
@@ -18,6 +18,7 @@ static enum record_kind parse_sample(const struct tp_sample *s, size_t size,
 	    s->kern_depth > TP_MAX_FRAMES || s->ctx_size > TP_CTX_SPACE ||
 	    s->stack_kind > TP_STACK_SEEN || s->kstack_kind > TP_STACK_SEEN)
 		return RECORD_MALFORMED;
+	regs = s->ustack_flags & TP_USTACK_REGS;	/* within the record now */
 	/* The kernel frames have an id exactly when stack ids are on and
 	 * there are some; frames are left out only when nothing follows. */
 	ids = s->stack_kind != TP_STACK_FRAMES;

@@ -4,6 +4,8 @@
 #include "capture/records.h"
 
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* A sample record with ctx bytes of context, nu + nk frames and, when
  * stack, registers and a stack copy; 8-aligned like the ring buffer's. */
@@ -82,6 +84,28 @@ static void test_sample_lengths(void)
 	CHECK(records__parse(rec, size - 1, &rs) == RECORD_MALFORMED);
 	s->stack_size = TP_STACK_MAX + 1;
 	CHECK(records__parse(rec, sizeof(rec), &rs) == RECORD_MALFORMED);
+}
+
+/* A sample record shorter than its header is refused before any header
+ * field past its size is read (the fuzzer's find: ustack_flags, at byte
+ * 83, was read first): the record ends against an unmapped page. */
+static void test_short_sample_at_page_end(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct raw_sample rs;
+	uint8_t *r;
+
+	CHECK(m != MAP_FAILED);
+	if (m == MAP_FAILED)
+		return;
+	CHECK(!mprotect(m + pg, pg, PROT_NONE));
+	r = m + pg - 8;
+	memset(r, 0, 8);
+	*(uint32_t *)r = TP_REC_SAMPLE;
+	CHECK(records__parse(r, 8, &rs) == RECORD_MALFORMED);
+	munmap(m, 2 * pg);
 }
 
 /* A record that names its stacks by id (include/sample_event.h): the user
@@ -173,6 +197,7 @@ int main(void)
 {
 	RUN(test_sample_parts);
 	RUN(test_sample_lengths);
+	RUN(test_short_sample_at_page_end);
 	RUN(test_stack_by_id);
 	RUN(test_task_events);
 	CHECK_EXIT();
