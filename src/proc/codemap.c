@@ -624,9 +624,11 @@ static int read_records(struct codemap *m, const struct tp_code_anchor *a,
 		if (err)
 			break;
 		done = codemap__apply(m, buf, len, st);
-		/* Nothing whole in all that is left to used: a record runs
-		 * past what the process says it wrote. */
-		if (!done && len == used - m->offset && !m->broken) {
+		/* Nothing whole in a full read: a record runs past what the
+		 * process says it wrote, or is larger than a chunk (its size
+		 * under TP_CODE_TABLE_MAX). Reading the same bytes again
+		 * would never end. */
+		if (!done && !m->broken) {
 			m->broken = true;
 			st->bad_records++;
 		}

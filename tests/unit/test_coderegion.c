@@ -606,6 +606,44 @@ static void test_bad_anchor(void)
 	codemap__free(m);
 }
 
+/* A record larger than the reader's chunk (256 KiB): a size below the
+ * table's bound, so not refused by its size, but never whole in a chunk.
+ * The reader once read the same chunk again forever; it must refuse the
+ * table and return. Run in a child, so a hang is a failure, not a stall. */
+static void test_record_over_chunk(void)
+{
+	static struct tp_code_anchor a = { .magic = TP_CODE_MAGIC,
+		.version = TP_CODE_VERSION, .anchor_size = sizeof(a) };
+	size_t size = 1u << 20;
+	uint8_t *table = calloc(1, size);
+	struct tp_code_rec big = { .size = 512u << 10, .kind = 99 };
+	int status = 0;
+	pid_t pid;
+
+	CHECK(table);
+	if (!table)
+		return;
+	memcpy(table, &big, sizeof(big));
+	a.table = (uintptr_t)table;
+	a.size = size;
+	a.used = size;
+	pid = fork();
+	if (pid == 0) {
+		struct codemap_stats s = { 0 };
+		struct codemap *m = codemap__new(getpid(), (uintptr_t)&a);
+
+		alarm(10);
+		if (!m || codemap__refresh(m, clock__mono_ns(), &s) != 0 ||
+		    s.bad_records != 1 || codemap__count(m) != 0)
+			_exit(1);
+		codemap__free(m);
+		_exit(0);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	free(table);
+}
+
 int main(void)
 {
 	code = code_pages(64);
@@ -620,6 +658,7 @@ int main(void)
 	RUN(test_batch);
 	RUN(test_gone_process);
 	RUN(test_bad_records_counted);
+	RUN(test_record_over_chunk);
 	RUN(test_random_reference);
 	RUN(test_hostile_bytes);
 	RUN(test_bad_anchor);
