@@ -67,7 +67,8 @@ static int load_sections(struct elfimage *im, int fd, const Elf64_Ehdr *eh)
 	int err;
 
 	if (eh->e_shentsize != sizeof(Elf64_Shdr) || n > SHNUM_MAX ||
-	    eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= n)
+	    eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= n ||
+	    eh->e_shoff % _Alignof(Elf64_Shdr))
 		return 0;	/* no usable section headers: no CFI */
 	err = load(im, fd, eh->e_shoff, n * sizeof(*sh));
 	if (err)
@@ -120,8 +121,8 @@ static int load_image(struct elfimage *im, int fd)
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh->e_ident[EI_DATA] != ELFDATA2LSB || eh->e_machine != EM_X86_64 ||
 	    eh->e_phentsize != sizeof(*ph) || eh->e_phnum == 0 ||
-	    eh->e_phnum > PHNUM_MAX)
-		return -ENOEXEC;
+	    eh->e_phnum > PHNUM_MAX || eh->e_phoff % _Alignof(Elf64_Phdr))
+		return -ENOEXEC;	/* headers read in place: aligned */
 	err = load(im, fd, eh->e_phoff, eh->e_phnum * sizeof(*ph));
 	if (err)
 		return err;

@@ -21,12 +21,14 @@ static inline size_t sortedrange__upper(const void *base, size_t n,
 					size_t elem_size, size_t start_off,
 					uint64_t addr)
 {
-	const char *p = (const char *)base + start_off;
+	const char *p;
 	size_t lo = 0, hi = n;
 	uint64_t start;
 
+	/* base may be NULL when n is 0: no arithmetic on it then. */
 	if (!n)
 		return 0;
+	p = (const char *)base + start_off;
 	memcpy(&start, p, sizeof(start));
 	if (start > addr)
 		return 0;

@@ -164,6 +164,9 @@ static void test_range_lookup(void)
 	CHECK(floor_tag(ranges, NRANGES, 0x5000) == 5);
 	CHECK(floor_tag(ranges, NRANGES, UINT64_MAX) == 5);
 	CHECK(SORTEDRANGE_UPPER(ranges, NRANGES, start, UINT64_MAX) == NRANGES);
+	/* An empty array may have no storage (found by fuzzing). */
+	CHECK(sortedrange__upper(NULL, 0, sizeof(ranges[0]),
+				 offsetof(struct range, start), 0x1000) == 0);
 	/* One element; and every prefix of the array agrees with a scan. */
 	CHECK(floor_tag(ranges, 1, 0x9000) == 1);
 	for (size_t n = 0; n <= NRANGES; n++)
