@@ -60,7 +60,7 @@ static bool is_cfi(const char *name)
  * NOBITS in the image. */
 static int load_sections(struct elfimage *im, int fd, const Elf64_Ehdr *eh)
 {
-	Elf64_Shdr *sh = (Elf64_Shdr *)(im->buf + eh->e_shoff);
+	Elf64_Shdr *sh;
 	const Elf64_Shdr *names;
 	uint64_t cfi = 0;
 	size_t n = eh->e_shnum;
@@ -73,6 +73,8 @@ static int load_sections(struct elfimage *im, int fd, const Elf64_Ehdr *eh)
 	err = load(im, fd, eh->e_shoff, n * sizeof(*sh));
 	if (err)
 		return err;
+	/* Only now that e_shoff is known to lie in the file. */
+	sh = (Elf64_Shdr *)(im->buf + eh->e_shoff);
 	names = &sh[eh->e_shstrndx];
 	if (names->sh_type != SHT_STRTAB || names->sh_size > SHSTRTAB_MAX ||
 	    names->sh_size == 0)
