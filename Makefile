@@ -303,7 +303,7 @@ check: tests
 	BUILD=$(BUILD) bash tests/run.sh
 
 # ==== fuzzing (issue 15): libFuzzer targets over the parsers of untrusted
-# input, each on the agent's own code path (tests/fuzz/README.md) ====
+# input, each on the agent's own code path (README: Tests) ====
 # The agent's sources built again with coverage and the sanitizers into
 # $(BUILD)/fuzz/obj; each tests/fuzz/fuzz_NAME.c links with all of them.
 # `make fuzz` runs every target for FUZZ_SECONDS on its committed corpus
