@@ -56,8 +56,7 @@ static void bin_free(void *ptr)
 	free(b);
 }
 
-/* Reads the segments of a 64-bit x86-64 ELF. */
-static bool read_loads(struct bincache_entry *b)
+bool bincache__read_loads(struct bincache_entry *b)
 {
 	GElf_Ehdr eh;
 	GElf_Phdr ph;
@@ -88,7 +87,7 @@ static bool read_loads(struct bincache_entry *b)
 static bool bin_open_elf(struct bincache_entry *b, Elf *elf)
 {
 	b->elf = elf;
-	if (!read_loads(b))
+	if (!bincache__read_loads(b))
 		return false;
 	b->cfi = dwarf_getcfi_elf(elf);	/* NULL without .eh_frame */
 	return true;

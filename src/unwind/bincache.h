@@ -86,6 +86,10 @@ Elf *bincache__vdso_open(const struct bincache *c);
  * it could not be read. Owned by c. */
 Elf *bincache__vdso_elf(const struct bincache *c);
 
+/* Reads the segments of the 64-bit x86-64 ELF b->elf into b (loads,
+ * base_vaddr, end_vaddr); false when it is not one or has none. */
+bool bincache__read_loads(struct bincache_entry *b);
+
 /* The file's virtual address of file offset off, in its segments. */
 bool bincache__off_to_vaddr(const struct bincache_entry *b, uint64_t off,
 			    uint64_t *vaddr);

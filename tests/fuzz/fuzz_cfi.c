@@ -13,54 +13,14 @@
 #include <unistd.h>
 #include <gelf.h>
 
+#include "fuzz.h"
 #include "sample_event.h"
 #include "unwind/bincache.h"
 #include "unwind/cfirule.h"
 #include "unwind/cfitable.h"
 #include "unwind/elfimage.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static int fd = -1;
-
-/* bincache.c's read_loads (static there): the segments of a 64-bit
- * x86-64 ELF. */
-static bool read_loads(struct bincache_entry *b)
-{
-	GElf_Ehdr eh;
-	GElf_Phdr ph;
-	size_t n;
-	bool first = true;
-
-	if (!gelf_getehdr(b->elf, &eh) || gelf_getclass(b->elf) != ELFCLASS64 ||
-	    eh.e_machine != EM_X86_64 || elf_getphdrnum(b->elf, &n))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		if (!gelf_getphdr(b->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (first) {
-			b->base_vaddr = ph.p_vaddr &
-					-(ph.p_align ? ph.p_align : 1);
-			first = false;
-		}
-		if (ph.p_vaddr + ph.p_memsz > b->end_vaddr)
-			b->end_vaddr = ph.p_vaddr + ph.p_memsz;
-		if (b->nloads < BINCACHE_MAX_LOADS)
-			b->loads[b->nloads++] = (struct bincache_load){
-				ph.p_vaddr, ph.p_offset, ph.p_filesz,
-				ph.p_memsz };
-	}
-	return b->nloads > 0;
-}
-
-static uint64_t word(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int k = 0; k < 8; k++)
-		v |= (uint64_t)p[k] << (8 * k);
-	return v;
-}
 
 /* A stack of one word, repeated. */
 static bool read_word(void *arg, uint64_t addr, uint64_t *val)
@@ -103,7 +63,7 @@ static void use_cfi(struct bincache_entry *b, const uint8_t *data,
 	/* Addresses the input names (the FDEs' locations are 4-byte offsets,
 	 * the headers' 8-byte words), and the segments' starts. */
 	for (size_t i = 0; i + 8 <= size && i < 1024; i += 8)
-		rule_at(b->cfi, word(data + i));
+		rule_at(b->cfi, fuzz_word(data + i));
 	for (size_t i = 0; i < b->nloads; i++) {
 		rule_at(b->cfi, b->loads[i].vaddr);
 		rule_at(b->cfi, b->loads[i].vaddr + 0x40);
@@ -121,21 +81,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd < 0)
 			abort();
 	}
-	if (ftruncate(fd, 0))
-		abort();
-	for (size_t done = 0; done < size;) {
-		ssize_t n = pwrite(fd, data + done, size - done, done);
-
-		if (n <= 0)
-			abort();
-		done += n;
-	}
+	fuzz_rewrite(fd, data, size);
 	im = elfimage__read(fd, size);
 	if (!im)
 		return 0;
 	b.img = im;
 	b.elf = elfimage__elf(im);
-	if (b.elf && elf_kind(b.elf) == ELF_K_ELF && read_loads(&b)) {
+	if (b.elf && elf_kind(b.elf) == ELF_K_ELF && bincache__read_loads(&b)) {
 		b.cfi = dwarf_getcfi_elf(b.elf);
 		if (b.cfi) {
 			use_cfi(&b, data, size);

@@ -8,18 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fuzz.h"
 #include "proc/codemap.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static uint64_t word(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int k = 0; k < 8; k++)
-		v |= (uint64_t)p[k] << (8 * k);
-	return v;
-}
 
 static void finds(struct codemap *m, const uint8_t *data, size_t size)
 {
@@ -27,7 +17,7 @@ static void finds(struct codemap *m, const uint8_t *data, size_t size)
 
 	/* Spans' starts and ADD/DROP times lie at multiples of 8. */
 	for (size_t i = 0; i + 16 <= size && i < 8192; i += 8) {
-		uint64_t a = word(data + i), t = word(data + i + 8);
+		uint64_t a = fuzz_word(data + i), t = fuzz_word(data + i + 8);
 
 		r = codemap__find(m, a, t);
 		if (r) {

@@ -12,9 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "cmd/config.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int fd = -1;
 static char path[64];
@@ -37,8 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		atexit(cleanup);
 	}
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
-		abort();
+	fuzz_rewrite(fd, data, size);
 	config__defaults(&c);
 	ret = config__load(&c, path, err, sizeof(err));
 	if (ret < 0 && ret != -EINVAL && ret != -ENOMEM)

@@ -13,10 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "sym/debuginfo.h"
 #include "sym/elfsym.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[256];
 static int fd = -1;
@@ -39,24 +38,7 @@ static void write_input(const uint8_t *data, size_t size)
 			abort();
 		atexit(cleanup);
 	}
-	if (ftruncate(fd, 0))
-		abort();
-	for (size_t done = 0; done < size;) {
-		ssize_t n = pwrite(fd, data + done, size - done, done);
-
-		if (n <= 0)
-			abort();
-		done += n;
-	}
-}
-
-static uint64_t word(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int k = 0; k < 8; k++)
-		v |= (uint64_t)p[k] << (8 * k);
-	return v;
+	fuzz_rewrite(fd, data, size);
 }
 
 static void lookups(const struct elfsym *e, struct dwarf_file *d,
@@ -69,7 +51,7 @@ static void lookups(const struct elfsym *e, struct dwarf_file *d,
 	/* The ELF's addresses (entry, program and section headers, symbol
 	 * values) are 8-byte words all along the file. */
 	for (size_t i = 0; i + 8 <= size && i < 2048; i += 8) {
-		uint64_t a = word(data + i);
+		uint64_t a = fuzz_word(data + i);
 
 		if (e) {
 			name = elfsym__lookup(e, a, &start);

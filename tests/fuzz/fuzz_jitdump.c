@@ -8,18 +8,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "fuzz.h"
 #include "proc/jitdump.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static uint64_t word(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int k = 0; k < 8; k++)
-		v |= (uint64_t)p[k] << (8 * k);
-	return v;
-}
 
 static void lookups(const struct jitdump *d, const uint8_t *data, size_t size)
 {
@@ -29,7 +19,7 @@ static void lookups(const struct jitdump *d, const uint8_t *data, size_t size)
 	 * at various offsets: try 8-byte words all along, with times from
 	 * the word after. */
 	for (size_t i = 0; i + 16 <= size && i < 4096; i += 4) {
-		uint64_t a = word(data + i), t = word(data + i + 8);
+		uint64_t a = fuzz_word(data + i), t = fuzz_word(data + i + 8);
 
 		if (jitdump__lookup(d, a, t, &hit) && hit.name)
 			(void)hit.name[0];

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "capture/labels.h"
 #include "out/pprof.h"
 #include "proc/ctxsnap.h"
@@ -30,8 +31,6 @@
 #else
 #define TAG_REG "r15"
 #endif
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* extra_attributes { key: array_value of strings } appended at buf + n. */
 static size_t add_list(uint8_t *buf, size_t n, const char *key,
@@ -91,8 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	s.kind = data[0] & 1 ? TP_CTX_OTEL : TP_CTX_CUSTOM;
 	snap = data[0] & 2 ? NULL : data[0] & 8 ? &snap_plain : &snap_tags;
 	s.tag_valid = data[0] & 4;
-	for (int k = 0; k < 8; k++)
-		s.tag |= (uint64_t)data[1 + k] << (8 * k);
+	s.tag = fuzz_word(data + 1);
 	max = data[0] >> 4 ? data[0] >> 4 : 60;
 	/* The blob ends where libFuzzer's copy of the input ends. */
 	s.blob = data + 9;

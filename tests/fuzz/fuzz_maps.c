@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "proc/procfs.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void use_map(const struct procfs_map *m)
 {

@@ -3,9 +3,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fuzz.h"
 #include "proc/perfmap.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -17,10 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* Lookups at addresses the input names, and around them. */
 	for (size_t i = 0; i + 8 <= size && i < 64; i += 8) {
-		uint64_t a = 0;
+		uint64_t a = fuzz_word(data + i);
 
-		for (int k = 0; k < 8; k++)
-			a |= (uint64_t)data[i + k] << (8 * k);
 		perfmap__lookup(m, a, &start);
 		perfmap__lookup(m, a - 1, &start);
 	}

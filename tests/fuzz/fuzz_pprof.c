@@ -13,9 +13,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "fuzz.h"
 #include "report/pprofin.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int fd = -1;
 static char path[64];
@@ -85,8 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
-		abort();
+	fuzz_rewrite(fd, data, size);
 	ret = pprofin__load(&in, path, err, sizeof(err));
 	if (ret == 0)
 		walk(&in);

@@ -9,11 +9,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "proc/ctxsnap.h"
 #include "proc/procctx.h"
 #include "proc/tagdecl.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uintptr_t sink;
 

@@ -8,9 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "capture/records.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static volatile uint64_t sink;
 
