@@ -32,18 +32,6 @@
 #define TAG_REG "r15"
 #endif
 
-/* extra_attributes { key: array_value of strings } appended at buf + n. */
-static size_t add_list(uint8_t *buf, size_t n, const char *key,
-		       const char *const *items, size_t nitems)
-{
-	uint8_t any[2048], arr[2048], v[300];
-	size_t an = 0;
-
-	for (size_t i = 0; i < nitems; i++)
-		an += pb_bytes(arr + an, 1, v, pb_anystr(v, items[i]));
-	return n + pb_kv(buf + n, 2, key, any, pb_bytes(any, 5, arr, an));
-}
-
 static const char *const keys[] = { "tenant", "query_id", "pid", "cpu" };
 static const char *const fields[] = { "operator:8", "tenant:8", "cpu:8" };
 static const char *const names[] = { "operator:1=scan", "operator:2=join",
@@ -58,8 +46,8 @@ static int make_snap(struct ctxsnap *s, bool tags)
 	if (tags) {
 		n += pb_kv(buf + n, 2, "tagprof.tag.register", any,
 			   pb_anystr(any, TAG_REG));
-		n = add_list(buf, n, "tagprof.tag.fields", fields, 3);
-		n = add_list(buf, n, "tagprof.tag.names", names, 4);
+		n = otel_ctx_add_strings(buf, n, "tagprof.tag.fields", fields, 3);
+		n = otel_ctx_add_strings(buf, n, "tagprof.tag.names", names, 4);
 	}
 	memset(s, 0, sizeof(*s));
 	if (procctx__decode(buf, n, &s->ctx))

@@ -24,18 +24,6 @@
 #define TAG_REG NULL
 #endif
 
-/* extra_attributes { key: array_value of strings } appended at buf + n. */
-static size_t add_list(uint8_t *buf, size_t n, const char *key,
-		       const char *const *items, size_t nitems)
-{
-	uint8_t any[2048], arr[2048], v[300];
-	size_t an = 0;
-
-	for (size_t i = 0; i < nitems; i++)
-		an += pb_bytes(arr + an, 1, v, pb_anystr(v, items[i]));
-	return n + pb_kv(buf + n, 2, key, any, pb_bytes(any, 5, arr, an));
-}
-
 struct tagspec {
 	const char *const *fields, *const *names;
 	size_t nfields, nnames;
@@ -53,9 +41,9 @@ static int make_snap(struct ctxsnap *s, const char *const *keys, size_t nkeys,
 	if (tags) {
 		n += pb_kv(buf + n, 2, "tagprof.tag.register", any,
 			   pb_anystr(any, TAG_REG));
-		n = add_list(buf, n, "tagprof.tag.fields", tags->fields,
+		n = otel_ctx_add_strings(buf, n, "tagprof.tag.fields", tags->fields,
 			     tags->nfields);
-		n = add_list(buf, n, "tagprof.tag.names", tags->names,
+		n = otel_ctx_add_strings(buf, n, "tagprof.tag.names", tags->names,
 			     tags->nnames);
 	}
 	memset(s, 0, sizeof(*s));

@@ -84,24 +84,34 @@ static inline uint8_t *otel_ctx_map(const void *payload, size_t n)
 /* The thread-context layout the process context names. */
 static const char *otel_ctx_schema = "tlsdesc_v1_dev";
 
+/* extra_attributes = 2 {key: array_value of strings} appended at buf + n;
+ * returns the new size. */
+static inline size_t otel_ctx_add_strings(uint8_t *buf, size_t n, const char *key,
+					  const char *const *items, size_t nitems)
+{
+	uint8_t any[2048], arr[2048], v[300];
+	size_t an = 0;
+
+	for (size_t i = 0; i < nitems; i++)
+		an += pb_bytes(arr + an, 1, v, pb_anystr(v, items[i]));
+	return n + pb_kv(buf + n, 2, key, any, pb_bytes(any, 5, arr, an));
+}
+
 /* Encodes ProcessContext{resource = 1 {attributes = 1: service.name},
  * extra_attributes = 2: schema version and the key map} into buf (4096
  * bytes); returns its size. */
 static inline size_t otel_ctx_encode(uint8_t *buf, const char *service,
 				     const char *const *keys, size_t nkeys)
 {
-	uint8_t any[2048], arr[2048], res[512], v[300];
-	size_t n = 0, an = 0, rn;
+	uint8_t any[2048], res[512];
+	size_t n = 0, rn;
 
 	rn = pb_kv(res, 1, "service.name", any, pb_anystr(any, service));
 	n += pb_bytes(buf + n, 1, res, rn);
 	n += pb_kv(buf + n, 2, "threadlocal.schema_version", any,
 		   pb_anystr(any, otel_ctx_schema));
-	for (size_t i = 0; i < nkeys; i++)
-		an += pb_bytes(arr + an, 1, v, pb_anystr(v, keys[i]));
-	n += pb_kv(buf + n, 2, "threadlocal.attribute_key_map", any,
-		   pb_bytes(any, 5, arr, an));
-	return n;
+	return otel_ctx_add_strings(buf, n, "threadlocal.attribute_key_map",
+				    keys, nkeys);
 }
 
 /* Publishes that ProcessContext in a new OTEL_CTX mapping. */
