@@ -26,7 +26,12 @@
  * reads keep finding nothing at such addresses (the frame-pointer chain of
  * code built without frame pointers is full of them), half as often each
  * time, down to once in RELOAD_MAX_NS: reading a process's maps is a few
- * hundred microseconds of system calls, not to be spent per sample. */
+ * hundred microseconds of system calls, not to be spent per sample.
+ * A miss in a sample taken after the last read, while no read has come
+ * back empty, is the common case of a process that mapped code after it
+ * was first seen (a JIT's first code): that reads again after
+ * RELOAD_NEW_NS, or the first 200 ms of the new code would go unnamed. */
+#define RELOAD_NEW_NS (10ull * 1000 * 1000)
 #define RELOAD_MIN_NS (200ull * 1000 * 1000)
 #define RELOAD_MAX_NS (3200ull * 1000 * 1000)
 #define MAX_MAPS 65536		/* bound on what one hostile maps file costs */
@@ -423,15 +428,23 @@ static uint64_t reload_interval(const struct proc *p)
 	return p->reload_ns ? p->reload_ns : RELOAD_MIN_NS;
 }
 
+/* How long after the last read a miss at time_ns may read again. */
+static uint64_t miss_interval(const struct proc *p, uint64_t time_ns)
+{
+	if (time_ns > p->loaded_ns && reload_interval(p) <= RELOAD_MIN_NS)
+		return RELOAD_NEW_NS;
+	return reload_interval(p);
+}
+
 struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
-				 uint64_t addr)
+				 uint64_t addr, uint64_t time_ns)
 {
 	struct proc_map *m;
 
 	if (p->stale)
 		return NULL;
 	m = proctable__map_at(p, addr);
-	if (m || clock__mono_ns() - p->loaded_ns < reload_interval(p))
+	if (m || clock__mono_ns() - p->loaded_ns < miss_interval(p, time_ns))
 		return m;
 	t->stats.maps_reloads++;
 	if (load_maps(t, p))

@@ -149,10 +149,12 @@ struct proc *proctable__get(struct proctable *t, uint32_t pid, uint64_t start_ns
 /* Drops the entry: the pid exec'd or exited. */
 void proctable__forget(struct proctable *t, uint32_t pid);
 
-/* The mapping that holds addr, re-reading the maps at most every 200 ms
- * when none does (a library loaded after the first read). NULL if none. */
+/* The mapping that holds addr, re-reading the maps when none does (a
+ * library loaded after the first read): at most every 200 ms, or 10 ms
+ * after the last read when the sample was taken (time_ns, CLOCK_MONOTONIC;
+ * 0 when unknown) after it. NULL if none. */
 struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
-				 uint64_t addr);
+				 uint64_t addr, uint64_t time_ns);
 
 /* The mapping that holds addr in the maps read so far (no re-read), or
  * NULL. */

@@ -427,7 +427,7 @@ static uint32_t user_location(struct symbolizer *z, struct proc *p,
 
 	if (p && (loc = frame_cache_get(z, p->maps_ver, addr)))
 		return loc;
-	m = p ? proctable__find_map(z->procs, p, addr) : NULL;
+	m = p ? proctable__find_map(z->procs, p, addr, time_ns) : NULL;
 	if (!m) {
 		/* Not cached: a later sample may find it after a reload. */
 		z->stats.unmapped++;

@@ -122,7 +122,7 @@ size_t fpstack__walk(struct proctable *procs, struct bincache *bins,
 		return n;
 	/* After a syscall fp[0] is a return address: its call is before. */
 	pc = s->in_kernel ? s->fp[0] - 1 : s->fp[0];
-	m = proctable__find_map(procs, p, pc);
+	m = proctable__find_map(procs, p, pc, s->time_ns);
 	if (!m || !m->bin)
 		return n;
 	b = bincache__get(bins, p->pid, m);

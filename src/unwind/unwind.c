@@ -64,7 +64,7 @@ static size_t cfi_stack(struct unwinder *u, struct uwproc *up, struct proc *p,
 	size_t nfast, n;
 
 	/* A pc outside the maps read so far: re-read them (rate-limited). */
-	proctable__find_map(u->procs, p, s->regs->ip);
+	proctable__find_map(u->procs, p, s->regs->ip, s->time_ns);
 	nfast = cfistack__walk(u->bins, p, s, fast);
 	if (nfast) {
 		u->stats.cfi_rules++;
@@ -249,7 +249,7 @@ static size_t kernel_cfi_stack(struct unwinder *u, struct proc *p,
 	stale = up->cfi_maps_ver != p->maps_ver ||
 		s->time_ns < up->cfi_sent_ns;	/* walked by older ones */
 	if (s->nfp && !proctable__map_at(p, s->fp[s->nfp - 1])) {
-		proctable__find_map(u->procs, p, s->fp[s->nfp - 1]);
+		proctable__find_map(u->procs, p, s->fp[s->nfp - 1], s->time_ns);
 		stale = true;
 	}
 	if (up->cfi_maps_ver != p->maps_ver)

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "proc/perfmap.h"
 #include "proc/proctable.h"
+#include "util/clock.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -87,8 +88,8 @@ static void test_self_and_child(void)
 	CHECK(st->procs_seen == 2 && st->pid_reused == 0);
 	CHECK(c->maps_ver != p->maps_ver);
 	/* A fork maps the same files: one binary record for both. */
-	m = proctable__find_map(t, p, ADDR(pt_here));
-	mc = proctable__find_map(t, c, ADDR(pt_here));
+	m = proctable__find_map(t, p, ADDR(pt_here), 0);
+	mc = proctable__find_map(t, c, ADDR(pt_here), 0);
 	CHECK(m && mc && m != mc && m->bin && m->bin == mc->bin);
 	CHECK(m->bin->refs >= 2 && !strcmp(m->bin->name, "test_proctable"));
 	CHECK(proctable__alive(t, child, c->start_ns));
@@ -111,14 +112,14 @@ static void test_find_map(void)
 	CHECK(t);
 	p = proctable__get(t, getpid(), 0, "comm");
 	CHECK(p);
-	m = proctable__find_map(t, p, ADDR(pt_here));
+	m = proctable__find_map(t, p, ADDR(pt_here), 0);
 	CHECK(m && m->start <= ADDR(pt_here) && ADDR(pt_here) < m->end);
 	CHECK(m->bin && !m->anon_exec && m->hdr_start);
 	CHECK(m->exe);		/* this program's own code */
 	CHECK(proctable__map_at(p, ADDR(pt_here)) == m);
 	/* libc's own getpid (the program's &getpid may be a PLT entry). */
 	libc_fn = dlsym(RTLD_DEFAULT, "getpid");
-	m = libc_fn ? proctable__find_map(t, p, ADDR(libc_fn)) : NULL;
+	m = libc_fn ? proctable__find_map(t, p, ADDR(libc_fn), 0) : NULL;
 	CHECK(m && m->bin && !strncmp(m->bin->name, "libc", 4));
 	CHECK(!m->exe);
 	CHECK(!proctable__map_at(p, 0x1000));
@@ -129,7 +130,7 @@ static void test_find_map(void)
 	CHECK(!proctable__map_at(p, ADDR(jit)));
 	/* Maps are re-read at most every 200 ms. */
 	nanosleep(&(struct timespec){ 0, 250 * 1000 * 1000 }, NULL);
-	m = proctable__find_map(t, p, ADDR(jit) + 8);
+	m = proctable__find_map(t, p, ADDR(jit) + 8, 0);
 	CHECK(m && m->anon_exec && !m->bin && st->maps_reloads == 1);
 	CHECK(p->maps_ver != ver);
 	munmap(jit, 4096);
@@ -151,16 +152,16 @@ static void test_reload_backoff(void)
 
 	CHECK(t);
 	p = proctable__get(t, getpid(), 0, "comm");
-	CHECK(p && proctable__find_map(t, p, ADDR(pt_here)));
+	CHECK(p && proctable__find_map(t, p, ADDR(pt_here), 0));
 	nanosleep(&wait, NULL);
-	CHECK(!proctable__find_map(t, p, 0x1000));	/* read: nothing */
+	CHECK(!proctable__find_map(t, p, 0x1000, 0));	/* read: nothing */
 	CHECK(st->maps_reloads == 1);
 	nanosleep(&wait, NULL);
 	/* 250 ms later: within the 400 ms it now waits. */
-	CHECK(!proctable__find_map(t, p, 0x1000));
+	CHECK(!proctable__find_map(t, p, 0x1000, 0));
 	CHECK(st->maps_reloads == 1);
 	nanosleep(&wait, NULL);
-	CHECK(!proctable__find_map(t, p, 0x1000));	/* 500 ms: read */
+	CHECK(!proctable__find_map(t, p, 0x1000, 0));	/* 500 ms: read */
 	CHECK(st->maps_reloads == 2 && p->maps_grown == 0);
 	/* Now 800 ms; a mapping made meanwhile is found at the next read,
 	 * and the wait is back to 200 ms. */
@@ -168,11 +169,48 @@ static void test_reload_backoff(void)
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(jit != MAP_FAILED);
 	nanosleep(&(struct timespec){ 0, 850 * 1000 * 1000 }, NULL);
-	CHECK(proctable__find_map(t, p, ADDR(jit)));
+	CHECK(proctable__find_map(t, p, ADDR(jit), 0));
 	CHECK(st->maps_reloads == 3 && p->maps_grown == 1);
 	nanosleep(&wait, NULL);
-	CHECK(!proctable__find_map(t, p, 0x1000));
+	CHECK(!proctable__find_map(t, p, 0x1000, 0));
 	CHECK(st->maps_reloads == 4 && p->maps_grown == 1);
+	munmap(jit, 4096);
+	proctable__free(t);
+}
+
+/* Code mapped after the maps were read, in a sample taken after the read,
+ * is found 10 ms after the read, not 200 (a JIT's first code would go
+ * unnamed that long); an address of a sample from before the read waits
+ * the 200 ms; and once a read has come back empty, the back-off holds
+ * for newer samples too. */
+static void test_reload_new_code(void)
+{
+	const struct proctable_stats *st;
+	struct proctable *t = new_table(&st);
+	struct timespec wait = { 0, 20 * 1000 * 1000 };
+	uint64_t before;
+	struct proc *p;
+	void *jit;
+
+	CHECK(t);
+	before = clock__mono_ns();
+	p = proctable__get(t, getpid(), 0, "comm");
+	CHECK(p && proctable__find_map(t, p, ADDR(pt_here), 0));
+	jit = mmap(NULL, 4096, PROT_READ | PROT_EXEC,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(jit != MAP_FAILED);
+	nanosleep(&wait, NULL);
+	CHECK(!proctable__find_map(t, p, ADDR(jit), before));
+	CHECK(st->maps_reloads == 0);
+	CHECK(proctable__find_map(t, p, ADDR(jit), clock__mono_ns()));
+	CHECK(st->maps_reloads == 1 && p->maps_grown == 1);
+	/* A garbage address of a new sample: read once, then backed off. */
+	nanosleep(&wait, NULL);
+	CHECK(!proctable__find_map(t, p, 0x1000, clock__mono_ns()));
+	CHECK(st->maps_reloads == 2);
+	nanosleep(&wait, NULL);
+	CHECK(!proctable__find_map(t, p, 0x1000, clock__mono_ns()));
+	CHECK(st->maps_reloads == 2);
 	munmap(jit, 4096);
 	proctable__free(t);
 }
@@ -191,7 +229,7 @@ static void test_pid_reuse(void)
 	p = proctable__get(t, getpid(), wrong, "oldcomm");
 	CHECK(p && p->stale && p->nmaps == 0 && st->pid_reused == 1);
 	CHECK(!strcmp(p->exe, "oldcomm"));
-	CHECK(!proctable__find_map(t, p, ADDR(pt_here)));
+	CHECK(!proctable__find_map(t, p, ADDR(pt_here), 0));
 	CHECK(!proctable__jit_name(t, p, ADDR(pt_here)));
 	CHECK(!proctable__alive(t, getpid(), wrong));
 	CHECK(proctable__alive(t, getpid(), now));
@@ -244,7 +282,7 @@ static void test_map_symfile(void)
 	CHECK(t);
 	p = proctable__get(t, getpid(), 0, "comm");
 	CHECK(p);
-	m = proctable__find_map(t, p, ADDR(pt_here));
+	m = proctable__find_map(t, p, ADDR(pt_here), 0);
 	CHECK(m && proctable__map_symfile(t, p, m));
 	CHECK(m->bin->loaded && m->bin->load_err == 0 && m->bin->syms);
 	CHECK(proctable__binary_syms(t, p, m->bin) == m->bin->syms);
@@ -339,6 +377,7 @@ int main(void)
 	RUN(test_self_and_child);
 	RUN(test_find_map);
 	RUN(test_reload_backoff);
+	RUN(test_reload_new_code);
 	RUN(test_pid_reuse);
 	RUN(test_forget_sweep);
 	RUN(test_map_symfile);

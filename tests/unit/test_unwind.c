@@ -201,7 +201,7 @@ static void test_bincache_self(void)
 	uint64_t bias, vaddr;
 
 	CHECK(self_open(&s));
-	m = proctable__find_map(s.t, s.p, ADDR(uw_leaf));
+	m = proctable__find_map(s.t, s.p, ADDR(uw_leaf), 0);
 	CHECK(m && m->bin);
 	b = bincache__get(s.bins, getpid(), m);
 	CHECK(b && b->ok && b->cfi && b->img);
@@ -326,7 +326,7 @@ static bool table_agrees(const struct cfitable *t, struct bincache_entry *b,
 static void check_table_of(struct self *s, uint64_t addr, bool want_signal,
 			   bool want_plt)
 {
-	struct proc_map *m = proctable__find_map(s->t, s->p, addr);
+	struct proc_map *m = proctable__find_map(s->t, s->p, addr, 0);
 	struct bincache_entry *b = m ? bincache__get(s->bins, getpid(), m) : NULL;
 	struct cfitable t;
 	uint64_t end;
