@@ -78,10 +78,14 @@ static size_t frames(struct resolver *r, struct proc *p,
 }
 
 /* Whether a user frame runs anonymous executable memory: code generated
- * at run time, which a code-region table may name. */
+ * at run time, which a code-region table may name. Asked per sample of
+ * every process without a table, so a process with no anonymous code
+ * (most of them) is answered without looking at its frames. */
 static bool anon_frame(const struct proc *p, const uint64_t *user, size_t n)
 {
-	for (size_t i = 0; p && i < n; i++) {
+	if (!p || !p->anon_exec)
+		return false;
+	for (size_t i = 0; i < n; i++) {
 		const struct proc_map *m = proctable__map_at(p, user[i]);
 
 		if (m && m->anon_exec)

@@ -291,9 +291,12 @@ static int load_maps(struct proctable *t, struct proc *p)
 	if (n < cap && n && (tmp = realloc(maps, n * sizeof(*maps))))
 		maps = tmp;
 	/* /proc/PID/maps lists mappings in address order already. */
-	for (size_t i = 0; i < n; i++)
+	p->anon_exec = false;
+	for (size_t i = 0; i < n; i++) {
 		if (maps[i].bin)
 			maps[i].bin->refs++;
+		p->anon_exec |= maps[i].anon_exec;
+	}
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
 	t->stats.maps_bytes -= l.old;

@@ -54,6 +54,7 @@ struct proc {
 	char exe[64];		/* executable name for the `process` label */
 	struct proc_map *maps;	/* executable mappings, sorted by start */
 	size_t nmaps;
+	bool anon_exec;		/* one of the maps is anonymous code */
 	bool stale;		/* /proc says another process now owns the pid */
 	uint64_t loaded_ns;	/* when maps were last read */
 	uint64_t reload_ns;	/* how long after that an unmapped address
