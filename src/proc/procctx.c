@@ -238,15 +238,22 @@ int procctx__decode(const uint8_t *buf, size_t len, struct procctx *out)
 /* One attempt of the reading protocol. Returns 0, 1 (unchanged, or the
  * payload prev refused), -EAGAIN when the writer was mid-update, or the
  * decoder's refusal with out->refused_at set. */
-static int read_once(int pid, uint64_t addr, const struct procctx *prev,
-		     struct procctx *out)
+/* What read_once reads the target's memory with: procfs__read_mem for a
+ * live process, the fuzzer's changing bytes for a torn one. */
+struct ctx_reader {
+	procctx_mem_fn read;
+	void *arg;
+};
+
+static int read_once(const struct ctx_reader *r, uint64_t addr,
+		     const struct procctx *prev, struct procctx *out)
 {
 	struct ctx_header h;
 	uint64_t again;
 	uint8_t *payload = NULL;
 	int ret;
 
-	ret = procfs__read_mem(pid, addr, &h, sizeof(h));
+	ret = r->read(r->arg, addr, &h, sizeof(h));
 	if (ret)
 		return ret;
 	if (memcmp(h.signature, SIGNATURE, 8) || h.version != VERSION)
@@ -261,9 +268,9 @@ static int read_once(int pid, uint64_t addr, const struct procctx *prev,
 	payload = malloc(h.payload_size);
 	if (!payload)
 		return -ENOMEM;
-	ret = procfs__read_mem(pid, h.payload, payload, h.payload_size);
+	ret = r->read(r->arg, h.payload, payload, h.payload_size);
 	if (!ret)
-		ret = procfs__read_mem(pid, addr + 16, &again, sizeof(again));
+		ret = r->read(r->arg, addr + 16, &again, sizeof(again));
 	if (!ret && again != h.published_at)
 		ret = -EAGAIN;
 	if (!ret)
@@ -276,21 +283,16 @@ static int read_once(int pid, uint64_t addr, const struct procctx *prev,
 	return ret;
 }
 
-int procctx__read(int pid, struct procctx *ctx)
+int procctx__read_with(struct procctx *ctx, uint64_t addr, procctx_mem_fn read,
+		       void *arg)
 {
+	const struct ctx_reader r = { read, arg };
 	struct procctx fresh = { 0 };
-	uint64_t addr = ctx->header_addr;
 	int ret = -EAGAIN;
 
-	if (!addr) {
-		ret = find_mapping(pid, &addr);
-		if (ret)
-			return ret;
-		ret = -EAGAIN;	/* found: now read it */
-	}
 	for (int i = 0; i < READ_TRIES && ret == -EAGAIN; i++) {
 		procctx__clear(&fresh);
-		ret = read_once(pid, addr, ctx, &fresh);
+		ret = read_once(&r, addr, ctx, &fresh);
 	}
 	if (ret) {
 		/* The same payload is not fetched, decoded or counted again:
@@ -309,6 +311,24 @@ int procctx__read(int pid, struct procctx *ctx)
 	*ctx = fresh;
 	ctx->header_addr = addr;
 	return 0;
+}
+
+static int read_pid_mem(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	return procfs__read_mem(*(const int *)arg, addr, buf, len);
+}
+
+int procctx__read(int pid, struct procctx *ctx)
+{
+	uint64_t addr = ctx->header_addr;
+	int ret;
+
+	if (!addr) {
+		ret = find_mapping(pid, &addr);
+		if (ret)
+			return ret;
+	}
+	return procctx__read_with(ctx, addr, read_pid_mem, &pid);
 }
 
 const struct procctx_attr *procctx__attr(const struct procctx *ctx,

@@ -40,6 +40,14 @@ struct procctx {
  * ctx keeps its previous content. */
 int procctx__read(int pid, struct procctx *ctx);
 
+/* The same protocol on the context header at addr, with the target's
+ * memory read by read (0 or -errno, as procfs__read_mem): for a caller
+ * that has the memory some other way, as the fuzzer does, whose bytes
+ * change between reads. */
+typedef int (*procctx_mem_fn)(void *arg, uint64_t addr, void *buf, size_t len);
+int procctx__read_with(struct procctx *ctx, uint64_t addr, procctx_mem_fn read,
+		       void *arg);
+
 /* The address of m when it is one that can hold the context (its name and
  * size: the header is checked when read), else 0. For a caller that reads
  * the maps for more than this: it sets ctx->header_addr, and
