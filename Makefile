@@ -1,5 +1,14 @@
 # tagprof build. `make` builds everything into $(BUILD); `make check` runs all tests.
+# SANITIZE=address,undefined builds everything (agent, libtagprof, unit tests,
+# workloads; not the BPF objects) with those GCC/clang sanitizers into
+# build/san, apart from the normal build; `make check SANITIZE=...` runs the
+# tests against it and counts any sanitizer report as a failure (tests/run.sh).
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+BUILD    ?= build/san
+else
 BUILD    ?= build
+endif
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 VERSION  := 0.1.0
@@ -16,6 +25,19 @@ ARCH     := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(UNAME_M)))
 VMLINUX  := vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS   ?= -O2 -g
+ifneq ($(SANITIZE),)
+# A UBSan finding aborts (no recovery) so that it cannot pass unseen; frame
+# pointers keep the reports' stacks whole.
+SAN_ONLY  := -fsanitize=$(SANITIZE)
+ifneq ($(findstring undefined,$(SANITIZE)),)
+SAN_ONLY  += -fno-sanitize-recover=undefined
+endif
+SAN_FLAGS := $(SAN_ONLY) -fno-omit-frame-pointer
+CFLAGS   += $(SAN_FLAGS)
+# GCC's UBSan would report to stderr, not log_path (see the source): this
+# object, in the agent, the unit tests and libtagprof.so, sends it to a file.
+SAN_OBJ   := $(BUILD)/obj/ubsan_log.o
+endif
 # -DTP_STAGE_TIMES: the sampler times its stages (tests/bench/bpf_stages.sh)
 BPF_DEFS ?=
 WARN     := -Wall -Wextra -Wno-missing-field-initializers
@@ -73,8 +95,11 @@ $(BUILD)/obj/%.o: src/%.c $(wildcard src/*/*.h include/*.h) $(SKELS) $(PROTO_H) 
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) -MMD -MP -c $< -o $@
 
-$(BUILD)/tagprof: $(OBJS)
+$(BUILD)/tagprof: $(OBJS) $(SAN_OBJ)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/obj/ubsan_log.o: tests/sanitize/ubsan_log.c | $(BUILD)/obj
+	$(CC) $(CFLAGS) $(WARN) -fPIC -c $< -o $@
 
 # ==== libtagprof: the application library (src/lib/, include/tagprof/) ====
 # Shared and static objects are built apart, both -fPIC: the .a may go into
@@ -118,9 +143,9 @@ $(BUILD)/lib/shared/%.o: src/lib/%.c $(LIBTP_HDRS) | $(BUILD)/lib/shared
 $(BUILD)/lib/static/%.o: src/lib/%.c $(LIBTP_HDRS) | $(BUILD)/lib/static
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WARN) $(LIBTP_CFLAGS) -c $< -o $@
 
-$(BUILD)/$(LIBTP_REAL): $(LIBTP_SOBJS)
+$(BUILD)/$(LIBTP_REAL): $(LIBTP_SOBJS) $(SAN_OBJ)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,$(LIBTP_SONAME) -Wl,-z,defs \
-		-o $@ $^ -pthread
+		-o $@ $^ -pthread -ldl
 
 $(BUILD)/libtagprof.so: $(BUILD)/$(LIBTP_REAL)
 	ln -sf $(LIBTP_REAL) $(BUILD)/$(LIBTP_SONAME)
@@ -159,7 +184,7 @@ $(BUILD)/tests/test_libtagprof: tests/unit/test_libtagprof.c tests/unit/check.h 
 		tests/unit/ctx_snapshot.h \
 		$(BUILD)/libtagprof.a $(BUILD)/libtagprof.so \
 		$(BUILD)/obj/otel_process_ctx.pb-c.o | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< \
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(SAN_OBJ) \
 		$(BUILD)/obj/otel_process_ctx.pb-c.o $(BUILD)/libtagprof.a \
 		$(LIBTP_EXPORT) -lprotobuf-c -pthread -ldl
 
@@ -171,14 +196,14 @@ $(BUILD)/tests/test_libtagprof_tags: tests/unit/test_libtagprof_tags.c tests/uni
 		$(BUILD)/libtagprof.a $(BUILD)/obj/otel_process_ctx.pb-c.o | $(BUILD)/tests
 	$(TAG_CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) $(LIBTP_TAG_CFLAGS) \
 		-DTEST_INCLUDE_DIR=\"$(abspath include)\" -DTEST_TAG_CC=\"$(TAG_CC)\" \
-		-DTEST_CLANG=\"$(CLANG)\" -o $@ $< \
+		-DTEST_CLANG=\"$(CLANG)\" -o $@ $< $(SAN_OBJ) \
 		$(BUILD)/obj/otel_process_ctx.pb-c.o $(BUILD)/libtagprof.a \
 		$(LIBTP_EXPORT) -lprotobuf-c -pthread
 # The code-region test writes a table with the library and follows it with
 # the agent's reader, in one process: both the .a and the agent's objects.
 $(BUILD)/tests/test_coderegion: tests/unit/test_coderegion.c tests/unit/check.h \
 		$(BUILD)/libtagprof.a $(LIB_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) \
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) $(SAN_OBJ) \
 		$(BUILD)/libtagprof.a $(LIBTP_EXPORT) $(LIBS) $(TEST_LIBS)
 $(BUILD)/bench/code_regions: tests/bench/code_regions.c $(BUILD)/libtagprof.a $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -187,20 +212,24 @@ $(BUILD)/bench/code_regions: tests/bench/code_regions.c $(BUILD)/libtagprof.a $(
 # ==== end of libtagprof ====
 
 # --- tests ---
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) $(LIBS) $(TEST_LIBS)
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(LIB_OBJS) $(SAN_OBJ) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(WARN) -o $@ $< $(LIB_OBJS) $(SAN_OBJ) $(LIBS) $(TEST_LIBS) \
+		$(if $(SAN_OBJ),-ldl)
 
 # Workloads keep frame pointers in every function, leaves included, and no
 # tail calls, so the frame-pointer unwinder sees the whole chain. clang,
 # because GCC 12 ignores -mno-omit-leaf-frame-pointer at -O2.
-WORKLOAD_CFLAGS := -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+# Under SANITIZE they are sanitized too (WORKLOAD_BASE: those that cannot be,
+# see ownwork and llvmjit).
+WORKLOAD_BASE := -D_GNU_SOURCE -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 	-fno-optimize-sibling-calls
+WORKLOAD_CFLAGS := $(WORKLOAD_BASE) $(SAN_ONLY)
 $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BUILD)/workloads
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -o $@ $< -lpthread -ldl $(WORKLOAD_LDFLAGS)
 
 # ownwork runs its own code alone: static, without a C library.
 $(BUILD)/workloads/ownwork: tests/workloads/ownwork.c | $(BUILD)/workloads
-	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -static -nostdlib \
+	$(CLANG) $(WORKLOAD_BASE) $(WARN) -static -nostdlib \
 		-fno-stack-protector -o $@ $<
 
 # Writers export their context symbols in .dynsym, as the ABIs ask.
@@ -235,17 +264,25 @@ $(BUILD)/workloads/otep_pc_writer: $(OTEP_PC_DIR)/main.c $(OTEP_PC_DIR)/otep_pc.
 # a PIE, static in a non-PIE executable, and dlopen()ed after start.
 LABELPOOL := $(addprefix $(BUILD)/workloads/labelpool_,shared pie nopie dlopen)
 LABELPOOL_SRC := tests/workloads/libtagprof/labelpool.c
+# A sanitized libtagprof is GCC's (libasan.so): a program that links it must
+# be GCC's too, as two sanitizer runtimes (clang's is linked in statically)
+# cannot share a process.
+ifneq ($(SANITIZE),)
+LABELPOOL_CC := $(CC)
+else
+LABELPOOL_CC := $(CLANG)
+endif
 $(BUILD)/workloads/labelpool_shared: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/workloads
-	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -o $@ $< -L$(BUILD) \
+	$(LABELPOOL_CC) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -o $@ $< -L$(BUILD) \
 		-Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
 $(BUILD)/workloads/labelpool_pie: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/workloads
-	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -fPIE -pie -o $@ $< \
+	$(LABELPOOL_CC) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -fPIE -pie -o $@ $< \
 		$(BUILD)/libtagprof.a $(LIBTP_EXPORT) -lpthread
 $(BUILD)/workloads/labelpool_nopie: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/workloads
-	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -fno-pie -no-pie -o $@ $< \
+	$(LABELPOOL_CC) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -fno-pie -no-pie -o $@ $< \
 		$(BUILD)/libtagprof.a $(LIBTP_EXPORT) -lpthread
 $(BUILD)/workloads/labelpool_dlopen: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/workloads
-	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -DLABELPOOL_DLOPEN -o $@ $< \
+	$(LABELPOOL_CC) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -DLABELPOOL_DLOPEN -o $@ $< \
 		-ldl -lpthread
 
 # Register tags (see tagops.c): GCC, the tag register reserved.
@@ -277,7 +314,7 @@ $(BUILD)/workloads/tagsonly_shared: $(TAGSONLY_SRC) $(LIBTP) | $(BUILD)/workload
 # No frame pointers (for --unwind dwarf/auto): GCC, -fomit-frame-pointer,
 # and no tail calls, so the call chain is really there for CFI to find.
 NOFP_CC      ?= gcc
-NOFP_CFLAGS  := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls
+NOFP_CFLAGS  := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls $(SAN_ONLY)
 NOFP         := $(BUILD)/workloads/nofp_chain
 $(NOFP): tests/workloads/nofp/chain.c | $(BUILD)/workloads
 	$(NOFP_CC) $(NOFP_CFLAGS) $(WARN) -o $@ $<
@@ -290,17 +327,18 @@ $(NOFP_CASES): tests/workloads/nofp/cases.c | $(BUILD)/workloads
 
 # JIT code announced in a perf jitdump: LLVM's ORC JIT with its perf listener
 # (Debian's LLVM has it), built only where llvm-config-14 is (llvm-14-dev).
+# Never sanitized: LLVM's own allocations would be the leak reports.
 LLVM_CONFIG  ?= llvm-config-14
 LLVMJIT      := $(if $(shell command -v $(LLVM_CONFIG) 2>/dev/null),$(BUILD)/workloads/llvmjit)
 $(BUILD)/workloads/llvmjit: tests/workloads/llvmjit/llvmjit.c | $(BUILD)/workloads
-	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) $(shell $(LLVM_CONFIG) --cflags) -o $@ $< \
+	$(CLANG) $(WORKLOAD_BASE) $(WARN) $(shell $(LLVM_CONFIG) --cflags) -o $@ $< \
 		$(shell $(LLVM_CONFIG) --ldflags --libs)
 
 tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(JITENGINE) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
 	$(LLVMJIT)
 
 check: tests
-	BUILD=$(BUILD) bash tests/run.sh
+	BUILD=$(BUILD) SANITIZE=$(SANITIZE) bash tests/run.sh
 
 # ==== fuzzing (issue 15): libFuzzer targets over the parsers of untrusted
 # input, each on the agent's own code path (README: Tests) ====
@@ -351,7 +389,7 @@ mutation: tests
 # to $(BUILD), as a user would link an installed one. DEMO_EXAMPLE names
 # another output (the demo test builds a clang one with it).
 DEMO_EXAMPLE   ?= $(BUILD)/example/query_engine
-EXAMPLE_CFLAGS := -O2 -g -fno-omit-frame-pointer $(WARN) -Iinclude
+EXAMPLE_CFLAGS := -O2 -g -fno-omit-frame-pointer $(WARN) -Iinclude $(SAN_ONLY)
 EXAMPLE_LIBS   := -L$(BUILD) -Wl,-rpath,$(abspath $(BUILD)) -ltagprof -pthread
 $(DEMO_EXAMPLE): docs/example/query_engine.c $(LIBTP)
 	@mkdir -p $(@D)

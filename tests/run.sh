@@ -10,6 +10,45 @@ export WORKLOADS=$PWD/$BUILD/workloads
 LOG=$(mktemp -d /tmp/tagprof-tests.XXXXXX)
 pass=0 fail=0 skip=0 failed=()
 
+# A sanitized build (make check SANITIZE=address,undefined): the sanitizer
+# runtimes write their reports to files, one per process, under $SAN_LOG
+# named by the test that ran it (sanitize_options); any such file is a
+# FAIL of that test (san_reports), named again in the summary. Reports go
+# to files, not stderr, as tests read the agent's stderr and kill processes
+# whose stderr nobody reads. SANITIZE is exported: a test whose timing
+# cannot hold under ASan's slowdown (2-3x) widens it and says so.
+export SANITIZE=${SANITIZE:-}
+SAN_LOG=$LOG/sanitizer
+san_files=()
+sanitize_options() {	# the runtime options for test $1
+	[ -n "$SANITIZE" ] || return 0
+	mkdir -p "$SAN_LOG"
+	# halt_on_error: the first finding ends the process (UBSan's checks
+	# are built -fno-sanitize-recover, so they abort anyway); leaks are
+	# checked at exit, our own allocations included; the suppressions
+	# file names only libraries we do not own.
+	export ASAN_OPTIONS="log_path=$SAN_LOG/$1.asan:halt_on_error=1:detect_leaks=1:print_summary=1"
+	export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
+	export UBSAN_OPTIONS="log_path=$SAN_LOG/$1.ubsan:halt_on_error=1:print_stacktrace=1:print_summary=1"
+	# GCC's libubsan under ASan does not read log_path: see
+	# tests/sanitize/ubsan_log.c.
+	export TAGPROF_UBSAN_LOG=$SAN_LOG/$1.ubsan
+}
+san_reports() {	# FAIL lines for test $1's report files, if any
+	local f n=0
+	[ -n "$SANITIZE" ] || return 0
+	for f in "$SAN_LOG/$1".asan.* "$SAN_LOG/$1".ubsan.*; do
+		[ -f "$f" ] || continue
+		echo "FAIL $1: sanitizer report $f: $(grep -m1 -E 'ERROR|runtime error|SUMMARY' "$f")"
+		sed 's/^/    /' "$f" | head -30
+		san_files+=("$f"); n=$((n + 1))
+	done
+	if [ "$n" -gt 0 ]; then
+		fail=$((fail + n))
+		[[ " ${failed[*]} " == *" $1 "* ]] || failed+=("$1")
+	fi
+}
+
 count() {   # count the PASS/FAIL/SKIP lines of one test's output
 	local out=$1 name=$2 rc=$3
 	local p f s
@@ -29,24 +68,29 @@ for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	echo "== $name"
+	sanitize_options "$name"
 	"$t" >"$LOG/$name.out" 2>"$LOG/$name.err"; rc=$?
 	count "$LOG/$name.out" "$name" $rc
 	[ $rc -ne 0 ] && sed 's/^/    /' "$LOG/$name.err" | tail -30
+	san_reports "$name"
 done
 
 for t in tests/e2e/*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
 	echo "== $name"
+	sanitize_options "$name"
 	timeout 600 bash "$t" >"$LOG/$name.out" 2>"$LOG/$name.err"; rc=$?
 	count "$LOG/$name.out" "$name" $rc
 	if [ $rc -ne 0 ] || grep -q '^FAIL ' "$LOG/$name.out"; then
 		sed 's/^/    /' "$LOG/$name.err" | tail -40
 	fi
+	san_reports "$name"
 done
 
 echo
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+[ ${#san_files[@]} -gt 0 ] && printf 'sanitizer report: %s\n' "${san_files[@]}"
 echo "logs: $LOG"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
