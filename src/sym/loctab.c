@@ -53,6 +53,10 @@ static int grow(void *arrp, size_t *cap, size_t need, size_t elsize)
 
 	if (grow__array(arrp, cap, need, elsize, 64))
 		return -ENOMEM;
+	/* Nothing new: the array may still be NULL (need 0 of an empty
+	 * table), and memset of NULL is undefined even for 0 bytes. */
+	if (*cap == old)
+		return 0;
 	memcpy(&arr, arrp, sizeof(arr));
 	memset(arr + old * elsize, 0, (*cap - old) * elsize);
 	return 0;
