@@ -432,7 +432,9 @@ void symcache__sweep(struct symcache *c)
 	size_t n, i;
 
 	n = collect_idle(c, &idle);
-	qsort(idle, n, sizeof(*idle), idle_cmp);
+	/* No idle file: idle is NULL, which qsort must not get. */
+	if (n > 1)
+		qsort(idle, n, sizeof(*idle), idle_cmp);
 	for (i = 0; i < n && over_keep(c, idle[i].sf, now); i++) {
 		if (!hashmap__del(c->files, idle[i].key, idle[i].len, &v))
 			continue;
