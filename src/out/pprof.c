@@ -1082,8 +1082,11 @@ static void w_event(struct pbw *w, const struct wctx *c, const void *rec,
 	const int64_t *e = rec;
 	const struct pprof *p = c->p;
 	const uint64_t *r = p->samples.recs[e[0]], *lw = r + 2 + r[0];
+	/* The difference in unsigned arithmetic: e[1] may be PPROF_NO_TIME
+	 * (INT64_MIN, not written below), whose signed difference
+	 * overflows. Two's complement gives the same bits otherwise. */
 	uint64_t t[LABEL_WORDS] = { (uint64_t)p->str_t, 0,
-				    (uint64_t)(e[1] - p->time_origin),
+				    (uint64_t)e[1] - (uint64_t)p->time_origin,
 				    (uint64_t)p->str_ns };
 
 	(void)i;
