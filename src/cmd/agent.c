@@ -516,11 +516,20 @@ static void log_budgets(struct agent *a)
 
 /* ---- the loop ---- */
 
+/* The sanitizer runtime's count of the bytes the program holds; defined
+ * only in a sanitized build (make SANITIZE=...), whose allocator is the
+ * runtime's: glibc's mallinfo2 sees none of it then, and the RSS is mostly
+ * ASan's shadow memory. */
+size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+
 /* Heap in use: what the aggregation and caches cost. */
 static uint64_t heap_bytes(void)
 {
-	struct mallinfo2 mi = mallinfo2();
+	struct mallinfo2 mi;
 
+	if (__sanitizer_get_current_allocated_bytes)
+		return __sanitizer_get_current_allocated_bytes();
+	mi = mallinfo2();
 	return mi.uordblks + mi.hblkhd;
 }
 
