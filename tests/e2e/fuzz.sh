@@ -9,6 +9,12 @@ for f in "$HERE"/tests/fuzz/fuzz_*.c; do
 	n=${f##*/fuzz_}
 	names+=("fuzz_${n%.c}")
 done
+# The targets are ASan and UBSan builds already (make fuzz-build), with
+# their own clang objects: the sanitized make check would only run them again.
+if [ -n "${SANITIZE:-}" ]; then
+	for n in "${names[@]}"; do skip "$n" "SANITIZE build: the fuzz targets are sanitized builds already, run by the plain make check"; done
+	exit 0
+fi
 if ! printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' |
 	clang -fsanitize=fuzzer -x c - -o "$TMP/probe" 2>/dev/null; then
 	for n in "${names[@]}"; do skip "$n" "clang cannot link libFuzzer (libclang-rt-14-dev missing)"; done
