@@ -2,6 +2,7 @@
 /* Loads bpf/sample.bpf.c in stages (open, rodata, load, attach) and opens
  * one perf event per online CPU for its perf_event program. */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <stdarg.h>
@@ -34,7 +35,27 @@ struct sampler {
 	void *ctx;
 	struct sampler_cfi cfi;		/* mapped on first use */
 	size_t cfi_mapped[3];		/* bytes of rows, pages, bins mapped */
+	unsigned int until_clock;	/* records before the next clock read */
+	uint64_t consume_end_ns;	/* when this consume stops */
+	bool more;			/* the last consume left records */
 };
+
+/* How long one consume may read. libbpf's consume reads until the ring is
+ * empty: a reader slower than the samplers (a loaded host, a sanitized
+ * build: 3 ms a record with 2,000 new processes) never came back to look
+ * at its clock, and a 1.5 s --until-exit capture ran for minutes. The
+ * clock is read every CONSUME_CLOCK_EVERY records. */
+#define CONSUME_NS		(100 * 1000000ull)
+#define CONSUME_CLOCK_EVERY	16
+#define CONSUME_STOPPED		(-EAGAIN)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
 
 static int libbpf_verbosity;
 
@@ -51,8 +72,15 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
+	int ret = s->fn(s->ctx, data, size);
 
-	return s->fn(s->ctx, data, size);
+	if (ret)
+		return ret;
+	if (--s->until_clock)
+		return 0;
+	s->until_clock = CONSUME_CLOCK_EVERY;
+	/* Negative stops libbpf's loop, this record consumed. */
+	return mono_ns() >= s->consume_end_ns ? CONSUME_STOPPED : 0;
 }
 
 /* Online CPUs from sysfs, e.g. "0-3,6". Sets online[i] for each. */
@@ -502,13 +530,21 @@ int sampler__wait(struct sampler *s, int timeout_ms, int wake_fd)
 		if (!epoll_ctl(s->epfd, EPOLL_CTL_ADD, wake_fd, &add))
 			s->wake_fd = wake_fd;
 	}
-	n = epoll_wait(s->epfd, ev, 2, timeout_ms);
+	/* Records left by a consume that spent its budget may wake no one:
+	 * no waiting for them. */
+	n = epoll_wait(s->epfd, ev, 2, s->more ? 0 : timeout_ms);
 	return n < 0 ? -errno : n;
 }
 
 int sampler__consume(struct sampler *s)
 {
-	return ring_buffer__consume(s->rb);
+	int n;
+
+	s->until_clock = CONSUME_CLOCK_EVERY;
+	s->consume_end_ns = mono_ns() + CONSUME_NS;
+	n = ring_buffer__consume(s->rb);
+	s->more = n == CONSUME_STOPPED;
+	return s->more ? 0 : n;
 }
 
 int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
@@ -531,8 +567,11 @@ static void close_events(struct sampler *s)
 void sampler__stop(struct sampler *s)
 {
 	close_events(s);
-	/* Records already in the buffer were sampled in time: keep them. */
-	ring_buffer__consume(s->rb);
+	/* Records already in the buffer were sampled in time: keep them
+	 * (no more come: a budget at a time until none is left). */
+	do
+		sampler__consume(s);
+	while (s->more);
 }
 
 void sampler__stats(struct sampler *s, struct tp_stats *total,
