@@ -31,9 +31,11 @@ sanitize_options() {	# the runtime options for test $1
 	# that failure (test_util asks for one on purpose).
 	export ASAN_OPTIONS="log_path=$SAN_LOG/$1.asan:halt_on_error=1:detect_leaks=1:allocator_may_return_null=1:print_summary=1"
 	export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
-	export UBSAN_OPTIONS="log_path=$SAN_LOG/$1.ubsan:halt_on_error=1:print_stacktrace=1:print_summary=1"
-	# GCC's libubsan under ASan does not read log_path: see
-	# tests/sanitize/ubsan_log.c.
+	# No log_path here: GCC's libubsan beside libasan ignores it and
+	# libasan would open the same file, truncating the report's start
+	# (tests/sanitize/ubsan_log.c sets libubsan's path). clang's UBSan
+	# (the workloads) writes to the ASan file.
+	export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:print_summary=1"
 	export TAGPROF_UBSAN_LOG=$SAN_LOG/$1.ubsan
 }
 san_reports() {	# FAIL lines for test $1's report files, if any
