@@ -5,7 +5,11 @@
 # tests against it and counts any sanitizer report as a failure (tests/run.sh).
 SANITIZE ?=
 ifneq ($(SANITIZE),)
-BUILD    ?= build/san
+# Not from the environment: an exported BUILD=build (the e2e scripts' own
+# variable) must not put sanitized objects into the normal build.
+ifneq ($(origin BUILD),command line)
+BUILD    := build/san
+endif
 else
 BUILD    ?= build
 endif
