@@ -99,19 +99,25 @@ home=$TMP/home
 mkdir -m 700 "$home" && cp "$WORKLOADS/callchain" "$home/privchain" &&
 	chown -R nobody:nogroup "$home"
 asnobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all "$@"; }
-"$WORKLOADS/callchain" 4 >/dev/null &
+# They run on past the agent's stop: it reads a process's maps when it
+# resolves its samples, and on a machine this loaded that may be seconds
+# after they were taken; a process gone by then goes unnamed whatever the
+# agent may read.
+"$WORKLOADS/callchain" 10 >/dev/null &
 wl=$!
-asnobody "$home/privchain" 4 >/dev/null &
+asnobody "$home/privchain" 10 >/dev/null &
 wl2=$!
 (umask 077; exec setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
-	"$WORKLOADS/jitmap" 4 >/dev/null 2>&1) &
+	"$WORKLOADS/jitmap" 10 >/dev/null 2>&1) &
 wl3=$!
 sleep 0.5
 rm -f "$home/privchain"
-pm=$(stat -c '%a %U' /tmp/perf-*.map 2>/dev/null | sort -u | tr '\n' ' ')
-wait $wl $wl2 $wl3
-sleep 2.5	# the window they ran in is written
+pm=$(stat -c '%a %U' "/tmp/perf-$wl3.map" 2>/dev/null)
+sleep 3.5
 kill -TERM $ag 2>/dev/null; wait $ag; rc=$?
+kill $wl $wl2 $wl3 2>/dev/null	# setpriv execs: these are the workloads
+wait $wl $wl2 $wl3 2>/dev/null
+rm -f "/tmp/perf-$wl3.map"	# killed, jitmap leaves it
 # named SERVICE FUNC...: "N T": samples of the FUNCs (flat) and all
 # samples in the agent's files of SERVICE.
 named() {
