@@ -267,6 +267,18 @@ struct capture *capture__start(const struct capture_opts *o, char *err,
 	return c;
 }
 
+void capture__prepare_drop(struct capture *c)
+{
+	ksymbolizer__prepare(c->ks);
+}
+
+bool capture__bpf_works(void *ctx)
+{
+	struct capture *c = ctx;
+
+	return sampler__maps_work(c->sampler) && ksymbolizer__works(c->ks);
+}
+
 /* Keeps the stack table within its bound: a new generation, which the BPF
  * side starts using at once. */
 static void roll_stacks(struct capture *c)

@@ -137,4 +137,11 @@ void capture__print_summary(struct capture *c, uint64_t duration_ns);
 
 void capture__free(struct capture *c);		/* accepts NULL */
 
+/* Before privileges are dropped: what would otherwise need them later
+ * is done now (the kernel-symbol program loaded). */
+void capture__prepare_drop(struct capture *c);
+/* A struct caps_probe test (ctx: the capture): the BPF maps and the
+ * kernel-symbol program still work with the present capabilities. */
+bool capture__bpf_works(void *ctx);
+
 #endif

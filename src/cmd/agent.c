@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "cmd/agent.h"
 #include "capture/capture.h"
@@ -116,7 +117,9 @@ void agent_usage(FILE *out)
 "the output directory as <UTC start>_<service>.pb.gz, and pushes it to a\n"
 "Pyroscope-compatible server if --push-url is set. Runs until SIGTERM,\n"
 "SIGINT or SIGXCPU, which write the partial window first; SIGHUP re-reads\n"
-"the config; other signals that would end it (SIGUSR1, SIGUSR2, SIGPIPE,\n"
+"the config (freq, event, unwind, stack-bytes, timeline and debuginfod-urls\n"
+"only at a restart: the privileges to apply them are dropped after start-up);\n"
+"other signals that would end it (SIGUSR1, SIGUSR2, SIGPIPE,\n"
 "SIGALRM, real-time signals...) are ignored.\n"
 "\n"
 "  --config FILE         settings as 'key = value' lines, keys being the long\n"
@@ -313,6 +316,31 @@ static int start_capture(struct agent *a)
 	a->cap = capture__start(&co, err, sizeof(err));
 	if (!a->cap) {
 		logf_("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void log_line(const char *line)
+{
+	logf_("%s", line);
+}
+
+/* Once the BPF programs are loaded and attached and the perf events open,
+ * only reading processes is left (README, "Privileges"). Before the push
+ * thread starts, which inherits this thread's sets. */
+static int drop_privileges(struct agent *a)
+{
+	const struct caps_probe probes[] = {
+		{ CAP_BPF, capture__bpf_works, a->cap },
+		{ CAP_PERFMON, capture__bpf_works, a->cap },
+	};
+	char why[256];
+
+	capture__prepare_drop(a->cap);
+	if (caps__drop(probes, sizeof(probes) / sizeof(probes[0]), log_line,
+		       why, sizeof(why))) {
+		logf_("%s", why);
 		return -1;
 	}
 	return 0;
@@ -619,7 +647,24 @@ static bool same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-/* SIGHUP: new settings; the sampler restarts only if its own changed. */
+/* The settings the sampler was started with, from cur into fresh (and
+ * fresh's into cur, which is then freed). */
+static void swap_sampler_settings(struct agent_config *fresh,
+				  struct agent_config *cur)
+{
+	struct agent_config t = *fresh;
+
+	fresh->freq = cur->freq;
+	fresh->event = cur->event;
+	fresh->unwind = cur->unwind;
+	fresh->stack_bytes = cur->stack_bytes;
+	fresh->timeline = cur->timeline;
+	fresh->debuginfod_urls = cur->debuginfod_urls;
+	cur->event = t.event;
+	cur->debuginfod_urls = t.debuginfod_urls;
+}
+
+/* SIGHUP: new settings; those of the sampler only at a restart. */
 static void reload(struct agent *a)
 {
 	struct agent_config fresh;
@@ -635,22 +680,21 @@ static void reload(struct agent *a)
 		   fresh.stack_bytes != a->cfg.stack_bytes ||
 		   fresh.timeline != a->cfg.timeline ||
 		   !same_str(fresh.debuginfod_urls, a->cfg.debuginfod_urls);
-	if (resample)
-		end_window(a);
+	if (resample) {
+		/* Opening perf events and loading BPF took privileges the
+		 * agent dropped after its start: the sampler's settings stay
+		 * until a restart. */
+		logf_("warning: freq, event, unwind, stack-bytes, timeline and "
+		      "debuginfod-urls change only at a restart (the agent "
+		      "dropped the privileges to open perf events and load BPF "
+		      "after its start): the sampler keeps its settings; "
+		      "restart the agent to apply them");
+		swap_sampler_settings(&fresh, &a->cfg);
+	}
 	push__stop(a->push, STOP_PUSH_MS);
 	a->push = NULL;
 	config__free(&a->cfg);
 	a->cfg = fresh;
-	/* The capture before the push thread, as at the start. */
-	if (resample) {
-		capture__stop(a->cap);
-		capture__free(a->cap);
-		a->cap = NULL;
-		if (choose_event(a) || start_capture(a)) {
-			stop_requested = 1;
-			return;
-		}
-	}
 	start_push(a);
 	logf_("reloaded settings");
 }
@@ -757,7 +801,8 @@ int agent_main(int argc, char **argv)
 	/* The capture first: it may set DEBUGINFOD_URLS (debuginfod.h), and
 	 * setenv is not safe while another thread (libcurl, pushing) reads
 	 * the environment. */
-	if (choose_event(&a) || start_capture(&a) || start_push(&a))
+	if (choose_event(&a) || start_capture(&a) || drop_privileges(&a) ||
+	    start_push(&a))
 		goto cleanup;
 	logf_("profiling at %" PRIu64 " Hz, %" PRIu64 " s windows, into %s",
 	      a.cfg.freq, a.cfg.window_s, a.cfg.output_dir);

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 
 #include "capture/capture.h"
 #include "capture/comments.h"
@@ -562,6 +563,39 @@ static void fill_capture_opts(const struct record_opts *o,
 	co->timeline = o->timeline;
 }
 
+static void log_line(const char *line)
+{
+	fprintf(stderr, "tagprof: %s\n", line);
+}
+
+static bool output_writable(void *ctx)
+{
+	return !atomicfile__check_writable(ctx);
+}
+
+/* Once the BPF programs are loaded and attached and the perf events open,
+ * reading processes is left, and writing the output: CAP_DAC_OVERRIDE
+ * stays only if its directory is not writable without it (root writing
+ * into another user's directory). The command was started before, with
+ * the privileges it was given. */
+static int drop_privileges(struct capture *c, struct record_opts *o)
+{
+	const struct caps_probe probes[] = {
+		{ CAP_BPF, capture__bpf_works, c },
+		{ CAP_PERFMON, capture__bpf_works, c },
+		{ CAP_DAC_OVERRIDE, output_writable, (void *)o->output },
+	};
+	char why[256];
+
+	capture__prepare_drop(c);
+	if (caps__drop(probes, sizeof(probes) / sizeof(probes[0]),
+		       o->verbose ? log_line : NULL, why, sizeof(why))) {
+		fprintf(stderr, "tagprof: %s\n", why);
+		return -1;
+	}
+	return 0;
+}
+
 static int run(struct record_opts *o)
 {
 	struct capture_opts co = { 0 };
@@ -593,6 +627,8 @@ static int run(struct record_opts *o)
 		fprintf(stderr, "tagprof: %s\n", err);
 		goto cleanup;
 	}
+	if (drop_privileges(c, o))
+		goto cleanup;
 	start = clock__ns(CLOCK_MONOTONIC);
 	if (o->verbose)
 		/* From main: the exec and the dynamic loader before it are

@@ -148,6 +148,27 @@ count:
 	k->stats.lookups += n;
 }
 
+void ksymbolizer__prepare(struct ksymbolizer *k)
+{
+	/* Loading needs CAP_BPF and CAP_PERFMON, the file CAP_SYSLOG (the
+	 * kernel decides what it shows by the opener's capabilities): both
+	 * are gone after start-up. */
+	if (program(k))
+		return;
+	fallback(k);
+}
+
+bool ksymbolizer__works(struct ksymbolizer *k)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (!k->skel)
+		return true;	/* the file, read already */
+	k->skel->bss->count = 0;
+	return !bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.resolve),
+				       &opts);
+}
+
 const char *ksymbolizer__source(const struct ksymbolizer *k)
 {
 	if (k->skel)

@@ -43,4 +43,11 @@ void ksymbolizer__lookup(struct ksymbolizer *k, const uint64_t *addrs, size_t n,
 const char *ksymbolizer__source(const struct ksymbolizer *k);
 const struct ksymbolizer_stats *ksymbolizer__stats(const struct ksymbolizer *k);
 
+/* Loads the BPF program now rather than at the first lookup, or reads
+ * /proc/kallsyms if it does not load: before privileges are dropped. */
+void ksymbolizer__prepare(struct ksymbolizer *k);
+/* True if a lookup through the program runs with this thread's present
+ * capabilities (or the file is used). */
+bool ksymbolizer__works(struct ksymbolizer *k);
+
 #endif

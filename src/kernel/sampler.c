@@ -574,6 +574,20 @@ void sampler__stop(struct sampler *s)
 	while (s->more);
 }
 
+bool sampler__maps_work(struct sampler *s)
+{
+	struct tp_stats *v = calloc(s->ncpus, sizeof(*v));
+	__u32 zero = 0;
+	bool ok;
+
+	if (!v)
+		return false;
+	ok = !bpf_map__lookup_elem(s->skel->maps.stats, &zero, sizeof(zero), v,
+				   s->ncpus * sizeof(*v), 0);
+	free(v);
+	return ok;
+}
+
 void sampler__stats(struct sampler *s, struct tp_stats *total,
 		    struct tp_stats *per_cpu)
 {

@@ -109,4 +109,9 @@ void sampler__delete_cfi_proc(struct sampler *s, uint32_t pid);
 
 void sampler__free(struct sampler *s);		/* accepts NULL */
 
+/* True if the agent can still read and write the BPF maps with this
+ * thread's present capabilities (before Linux 6.5 with
+ * unprivileged_bpf_disabled set, that takes CAP_BPF even on an open map). */
+bool sampler__maps_work(struct sampler *s);
+
 #endif

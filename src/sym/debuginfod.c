@@ -12,6 +12,7 @@
 #include <elfutils/debuginfod.h>
 
 #include "sym/debuginfod.h"
+#include "util/privs.h"
 #include "sym/elfsym.h"
 #include "util/clock.h"
 #include "util/dynlib.h"
@@ -190,6 +191,19 @@ static void *worker(void *arg)
 	struct debuginfod *d = arg;
 	struct debuginfod_result r;
 
+	/* Fetching from the network into the cache needs no capability,
+	 * and this thread parses what a server sent: it holds none. It is
+	 * started before the agent drops its own (which only changes the
+	 * calling thread), so it drops here. */
+	pthread_setname_np(pthread_self(), "debuginfod");
+	if (privs__drop_thread()) {
+		/* Fetch nothing rather than parse with privileges: requests
+		 * then queue up to the bound and are refused (counted). */
+		fprintf(stderr, "tagprof: debuginfod: cannot drop the worker's "
+			"capabilities (%s); debug files are not fetched\n",
+			strerror(errno));
+		return NULL;
+	}
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
 		while (!d->stopping && !d->npending)

@@ -7,6 +7,8 @@
 #include "kernel/ksymbolizer.h"
 #include "sym/loctab.h"
 #include "sym/symbolizer.h"
+#include "util/privs.h"
+#include <linux/capability.h>
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -137,6 +139,36 @@ static void test_names_match_kallsyms(void)
 	CHECK(ksymbolizer__stats(k)->bpf_failed == 0);
 	CHECK(ksymbolizer__stats(k)->unnamed == 0);
 	/* Still answered by the kernel, never by the file. */
+	CHECK(!strcmp(ksymbolizer__source(k), "kernel (BPF %ps)"));
+	ksymbolizer__free(k);
+}
+
+/* Loaded before the agent drops CAP_BPF and CAP_PERFMON, and still run
+ * afterwards: a lookup with both out of the effective set. */
+static void test_prepare_then_drop(void)
+{
+	struct ksymbolizer *k = ksymbolizer__new(true);
+	struct privs saved, p;
+	int bad = 0;
+
+	CHECK(k);
+	ksymbolizer__prepare(k);
+	CHECK(!strcmp(ksymbolizer__source(k), "kernel (BPF %ps)"));
+	CHECK(privs__get(&saved) == 0);
+	p = saved;
+	p.eff &= ~(PRIV(CAP_BPF) | PRIV(CAP_PERFMON) | PRIV(CAP_SYS_ADMIN) |
+		   PRIV(CAP_SYSLOG));
+	CHECK(privs__set(&p) == 0);
+	if (ksymbolizer__works(k)) {
+		CHECK(check_spread(k, KSYMBOLIZER_BATCH, &bad) >= PICK / 2);
+		CHECK(bad == 0);
+	} else {
+		/* Kernels before 6.5 with unprivileged BPF disabled: the
+		 * agent's probe sees the same and keeps CAP_BPF. */
+		fprintf(stderr, "  the program does not run without CAP_BPF "
+			"here\n");
+	}
+	CHECK(privs__set(&saved) == 0);
 	CHECK(!strcmp(ksymbolizer__source(k), "kernel (BPF %ps)"));
 	ksymbolizer__free(k);
 }
@@ -305,6 +337,7 @@ int main(void)
 		SKIP(test_no_symbol, why);
 	} else {
 		RUN(test_names_match_kallsyms);
+		RUN(test_prepare_then_drop);
 		RUN(test_odd_batches);
 		RUN(test_batch_limit);
 		RUN(test_no_symbol);
