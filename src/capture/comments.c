@@ -117,6 +117,8 @@ static const struct counter_ref debug_info_refs[] = {
 	COUNTER(DEBUGINFO, dwarf_evicted),
 	COUNTER(DEBUGINFO, dwarf_changed),
 	COUNTER_PART(NULL, DEBUGINFO, files),
+	COUNTER_SUB(DEBUGINFO, load_ms),
+	COUNTER_SUB(DEBUGINFO, load_max_ms),
 	COUNTER(DEBUGINFO, shared),
 	COUNTER_SUB(DEBUGINFO, unused_reused),
 	COUNTER(DEBUGINFO, unused_freed),

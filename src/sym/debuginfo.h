@@ -32,6 +32,10 @@ struct elfsym;
 /* X(field, text) (util/counter.h). */
 #define DEBUGINFO_COUNTERS(X)						\
 	X(files, "symbol files loaded")					\
+	/* the time their reading took (symbol tables, debug files found	\
+	 * on the host): samples wait while a file is read */		\
+	X(load_ms, "ms reading them")					\
+	X(load_max_ms, "ms the longest")				\
 	X(shared, "binaries served by a loaded file")			\
 	/* ... of them by one no binary used at the time (symfile.h) */	\
 	X(unused_reused, "of them by one kept unused")			\

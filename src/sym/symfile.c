@@ -207,6 +207,7 @@ static struct symfile *symfile_load(struct symcache *c,
 	struct elfsym *dbg;
 	char *dbg_path = NULL;
 	bool dbg_follow = false;
+	uint64_t t0 = clock__mono_ns(), ms;
 	const char *id;
 	int err;
 
@@ -254,6 +255,10 @@ static struct symfile *symfile_load(struct symcache *c,
 	 * cache, but the file is not an unused one. */
 	sf->sym_bytes = sym_bytes_of(sf);
 	c->st->files++;
+	ms = (clock__mono_ns() - t0) / 1000000;
+	c->st->load_ms += ms;
+	if (ms > c->st->load_max_ms)
+		c->st->load_max_ms = ms;
 	return sf;
 fail:
 	err = errno;

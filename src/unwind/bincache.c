@@ -94,8 +94,11 @@ static bool bin_open_elf(struct bincache_entry *b, Elf *elf)
 }
 
 /* Reads the image of the file a mapping holds (targetfile.h: the mapped
- * file itself, never what a target put at its path). */
-static struct elfimage *read_image(struct bincache *c, uint32_t pid,
+ * file itself, never what a target put at its path). A binary over the CFI
+ * bound is counted once, not at each retry (every RETRY_NS while its
+ * processes are sampled): the counter says how many binaries. */
+static struct elfimage *read_image(struct bincache *c,
+				   struct bincache_entry *b, uint32_t pid,
 				   const struct proc_map *m)
 {
 	struct elfimage *im;
@@ -107,8 +110,10 @@ static struct elfimage *read_image(struct bincache *c, uint32_t pid,
 	if (fd < 0)
 		return NULL;
 	im = fstat(fd, &st) ? NULL : elfimage__read(fd, st.st_size);
-	if (!im && errno == EFBIG)
+	if (!im && errno == EFBIG && !b->too_big) {
 		c->stats->cfi_too_big++;
+		b->too_big = true;
+	}
 	close(fd);
 	return im;
 }
@@ -118,7 +123,7 @@ static void bin_load(struct bincache *c, struct bincache_entry *b,
 {
 	Elf *elf;
 
-	b->img = read_image(c, pid, m);
+	b->img = read_image(c, b, pid, m);
 	if (!b->img)
 		goto fail;
 	elf = elfimage__elf(b->img);

@@ -51,6 +51,7 @@ struct bincache_entry {
 	uint64_t dev, ino;
 	bool ok;
 	uint64_t failed_ns;	/* when it last could not be read */
+	bool too_big;		/* its CFI is over ELFIMAGE_CFI_MAX: counted */
 	struct elfimage *img;	/* headers and CFI; NULL for the vDSO */
 	Elf *elf;		/* over img */
 	struct bincache_load loads[BINCACHE_MAX_LOADS];

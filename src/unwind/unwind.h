@@ -38,7 +38,8 @@ struct tp_uregs;
 	/* per-process CFI address spaces (libdwfl) */			\
 	X(dwfl_built, "CFI address spaces built")			\
 	X(dwfl_failed, "CFI address spaces that could not be built")	\
-	/* binaries whose CFI is over ELFIMAGE_CFI_MAX (16 MiB) */	\
+	/* binaries whose CFI is over ELFIMAGE_CFI_MAX (16 MiB), each	\
+	   once (again after a cache reset) */				\
 	X(cfi_too_big, "binaries over 16 MiB")				\
 	/* binary images all dropped (count, bytes) */			\
 	X(bins_reset, "cache resets")					\
