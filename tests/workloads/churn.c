@@ -6,11 +6,17 @@
  *   - fork() children that exit at once (every 4th);
  *   - every EXEC_EVERY-th: vfork() + exec of churn_a or churn_b (in turn,
  *     from DIR), which spin SPIN_MS ms in alpha_spin or beta_spin, one
- *     address in both (see churnexec/spin.c). With pids reused quickly
- *     (a low kernel.pid_max), one pid runs both programs in turn.
+ *     address in both (see churnexec/spin.c). These run from a thread of
+ *     their own: once a churn_a has exited, it steers the next pid to
+ *     churn_a's through /proc/sys/kernel/ns_last_pid (as root) before it
+ *     starts the churn_b, so that churn_b often gets the very pid churn_a
+ *     had, a millisecond after it was freed (the other spawns race for it;
+ *     the pairs that got it are counted). A low kernel.pid_max makes pids
+ *     come round again too.
  * Children are reaped by the kernel (SIGCHLD ignored). Each kind is paced
  * by its own clock; the rates it got are printed at the end on stdout:
  *   churn: SECS s procs P/s (clone C/s fork F/s exec E/s) threads T/s failed N
+ *          reused R
  * usage: churn SECONDS PROCS THREADS DIR [EXEC_EVERY [SPIN_MS]] */
 #include <errno.h>
 #include <pthread.h>
@@ -31,8 +37,10 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double secs, thread_rate;
-static atomic_ulong threads_made, failed;
+static double secs, thread_rate, exec_rate;
+static atomic_ulong threads_made, failed, nexec, reused;
+static char path_a[4096], path_b[4096];
+static const char *spin_ms = "5";
 
 static void *thread_exit(void *arg)
 {
@@ -63,6 +71,61 @@ static void *thread_churn(void *arg)
 	return NULL;
 }
 
+static pid_t spawn(const char *path)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0) {
+		execl(path, strrchr(path, '/') + 1, spin_ms, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0)
+		failed++;
+	else
+		nexec++;
+	return pid;
+}
+
+/* Waits (up to 2 s) for pid to be gone: reaped by the kernel. */
+static void wait_gone(pid_t pid)
+{
+	for (int i = 0; i < 2000 && kill(pid, 0) == 0; i++)
+		usleep(1000);
+}
+
+/* Pairs churn_a, churn_b, at exec_rate processes a second: churn_b on the
+ * pid churn_a had, when the race for it is won. */
+static void *exec_churn(void *arg)
+{
+	double t0 = now(), t;
+
+	(void)arg;
+	while ((t = now() - t0) < secs) {
+		pid_t a, b;
+		FILE *f;
+
+		if (nexec >= t * exec_rate) {
+			usleep(500);
+			continue;
+		}
+		a = spawn(path_a);
+		if (a < 0)
+			continue;
+		wait_gone(a);
+		f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		if (f) {
+			fprintf(f, "%d", (int)a - 1);
+			fclose(f);
+		}
+		b = spawn(path_b);
+		if (b == a)
+			reused++;
+		if (b > 0)
+			wait_gone(b);
+	}
+	return NULL;
+}
+
 static int clone_child(void *arg)
 {
 	(void)arg;
@@ -72,12 +135,10 @@ static int clone_child(void *arg)
 int main(int argc, char **argv)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
-	unsigned long nclone = 0, nfork = 0, nexec = 0, n = 0;
+	unsigned long nclone = 0, nfork = 0, n = 0;
 	unsigned long exec_every = 20;
-	const char *spin_ms = "5";
-	char path_a[4096], path_b[4096];
 	double rate, t0, t;
-	pthread_t th;
+	pthread_t th, te;
 
 	if (argc < 5) {
 		fprintf(stderr, "usage: churn SECONDS PROCS THREADS DIR [EXEC_EVERY [SPIN_MS]]\n");
@@ -99,6 +160,11 @@ int main(int argc, char **argv)
 	signal(SIGCHLD, SIG_IGN);
 	if (thread_rate > 0 && pthread_create(&th, NULL, thread_churn, NULL))
 		return 3;
+	/* The exec'ing thread takes its share of the processes. */
+	exec_rate = rate / exec_every;
+	rate -= exec_rate;
+	if (exec_rate > 0 && pthread_create(&te, NULL, exec_churn, NULL))
+		return 3;
 	t0 = now();
 	while ((t = now() - t0) < secs) {
 		pid_t pid;
@@ -108,18 +174,7 @@ int main(int argc, char **argv)
 			continue;
 		}
 		n++;
-		if (n % exec_every == 0) {
-			const char *path = (nexec & 1) ? path_b : path_a;
-
-			pid = vfork();
-			if (pid == 0) {
-				execl(path, path + strlen(argv[4]) + 1, spin_ms,
-				      (char *)NULL);
-				_exit(127);
-			}
-			if (pid > 0)
-				nexec++;
-		} else if (n % 4 == 1) {
+		if (n % 4 == 1) {
 			pid = fork();
 			if (pid == 0)
 				_exit(0);
@@ -137,8 +192,10 @@ int main(int argc, char **argv)
 	t = now() - t0;
 	if (thread_rate > 0)
 		pthread_join(th, NULL);
-	printf("churn: %.1f s procs %.0f/s (clone %.0f/s fork %.0f/s exec %.0f/s) threads %.0f/s failed %lu\n",
+	if (exec_rate > 0)
+		pthread_join(te, NULL);
+	printf("churn: %.1f s procs %.0f/s (clone %.0f/s fork %.0f/s exec %.0f/s) threads %.0f/s failed %lu reused %lu\n",
 	       t, (nclone + nfork + nexec) / t, nclone / t, nfork / t, nexec / t,
-	       threads_made / t, (unsigned long)failed);
+	       threads_made / t, (unsigned long)failed, (unsigned long)reused);
 	return 0;
 }
