@@ -116,6 +116,11 @@ wait 2>/dev/null || true
 pids=()
 echo "workloads: $(cat "$TMP/churn.out"); $(cat "$TMP/labelchurn.out"); jitengine: $(grep -c . "$TMP/jit.out" || true) lines of output"
 
+# The heap bound: samples are dropped while the heap is over --max-memory.
+for f in 19 99; do
+	echo "$f Hz: heap over --max-memory $(grep -c 'is over max-memory' "$TMP/agent$f.log" || true) times; last window: $(grep 'window: ' "$TMP/agent$f.log" | tail -1 | sed 's/^tagprof agent: //')"
+done
+
 # The verdict: growth after the baseline minute (5 of 30, a sixth).
 base=$(( (MIN + 5) / 6 ))
 verdict=PASS
