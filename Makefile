@@ -236,6 +236,16 @@ $(BUILD)/workloads/ownwork: tests/workloads/ownwork.c | $(BUILD)/workloads
 	$(CLANG) $(WORKLOAD_BASE) $(WARN) -static -nostdlib \
 		-fno-stack-protector -o $@ $<
 
+# The two programs churn execs (tests/workloads/churnexec/spin.c): one
+# source, static, non-PIE, no C library, so both have their spin function
+# at one address; only the function's name differs.
+CHURN_EXEC := $(BUILD)/workloads/churn_a $(BUILD)/workloads/churn_b
+$(BUILD)/workloads/churn_a: SPIN_FN = alpha_spin
+$(BUILD)/workloads/churn_b: SPIN_FN = beta_spin
+$(CHURN_EXEC): tests/workloads/churnexec/spin.c | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -DSPIN_FN=$(SPIN_FN) -static -nostdlib \
+		-fno-pie -fno-stack-protector -o $@ $<
+
 # Writers export their context symbols in .dynsym, as the ABIs ask.
 $(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx $(BUILD)/workloads/deepctx: \
 	WORKLOAD_LDFLAGS = -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
@@ -289,6 +299,12 @@ $(BUILD)/workloads/labelpool_dlopen: $(LABELPOOL_SRC) $(LIBTP) | $(BUILD)/worklo
 	$(LABELPOOL_CC) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -DLABELPOOL_DLOPEN -o $@ $< \
 		-ldl -lpthread
 
+# A new label set every few ms (tests/bench/soak.sh), libtagprof shared.
+LABELCHURN := $(BUILD)/workloads/labelchurn
+$(LABELCHURN): tests/workloads/libtagprof/labelchurn.c $(LIBTP) | $(BUILD)/workloads
+	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -o $@ $< -L$(BUILD) \
+		-Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
+
 # Register tags (see tagops.c): GCC, the tag register reserved.
 TAGOPS := $(BUILD)/workloads/tagops
 $(TAGOPS): tests/workloads/libtagprof/tagops.c $(LIBTP) | $(BUILD)/workloads
@@ -338,7 +354,7 @@ $(BUILD)/workloads/llvmjit: tests/workloads/llvmjit/llvmjit.c | $(BUILD)/workloa
 	$(CLANG) $(WORKLOAD_BASE) $(WARN) $(shell $(LLVM_CONFIG) --cflags) -o $@ $< \
 		$(shell $(LLVM_CONFIG) --ldflags --libs)
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(LABELPOOL) $(TAGOPS) $(JITENGINE) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(CHURN_EXEC) $(LABELPOOL) $(LABELCHURN) $(TAGOPS) $(JITENGINE) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
 	$(LLVMJIT)
 
 check: tests
