@@ -204,7 +204,8 @@ $(BUILD)/workloads/ownwork: tests/workloads/ownwork.c | $(BUILD)/workloads
 		-fno-stack-protector -o $@ $<
 
 # Writers export their context symbols in .dynsym, as the ABIs ask.
-$(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx $(BUILD)/workloads/deepctx: \
+$(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx $(BUILD)/workloads/deepctx \
+	$(BUILD)/workloads/ctxstorm: \
 	WORKLOAD_LDFLAGS = -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
 $(BUILD)/workloads/clwriter: WORKLOAD_LDFLAGS = \
 	-Wl,--export-dynamic-symbol=custom_labels_current_set \
