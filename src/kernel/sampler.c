@@ -20,6 +20,7 @@
 #include "sample.skel.h"
 #include "kernel/btfcut.h"
 #include "kernel/sampler.h"
+#include "util/clock.h"
 
 struct sampler {
 	struct sample_bpf *skel;
@@ -34,7 +35,18 @@ struct sampler {
 	void *ctx;
 	struct sampler_cfi cfi;		/* mapped on first use */
 	size_t cfi_mapped[3];		/* bytes of rows, pages, bins mapped */
+	uint64_t consume_until;		/* CLOCK_MONOTONIC ns; 0: no bound */
+	unsigned consume_n;		/* records since the clock was read */
 };
+
+/* One sampler__consume reads for about this long at most. libbpf reads
+ * the ring buffer until it finds it empty; a reader slower than the BPF
+ * writers (a loaded machine, a burst of new processes to read) never
+ * found it so, and the caller never got back to its clock: `record -d 3`
+ * ran 11 to 13 s at a load of 19 on 2 CPUs (issue 15). */
+#define CONSUME_BUDGET_NS	100000000ull
+/* The clock is read every this many records. */
+#define CONSUME_CHECK_EVERY	8
 
 static int libbpf_verbosity;
 
@@ -51,8 +63,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct sampler *s = ctx;
+	int ret = s->fn(s->ctx, data, size);
 
-	return s->fn(s->ctx, data, size);
+	if (ret || !s->consume_until ||
+	    ++s->consume_n % CONSUME_CHECK_EVERY)
+		return ret;
+	/* Over the budget: this record is consumed (libbpf moves past it
+	 * before it calls us), the rest wait for the next call. */
+	return clock__ns(CLOCK_MONOTONIC) >= s->consume_until ? -EAGAIN : 0;
 }
 
 /* Online CPUs from sysfs, e.g. "0-3,6". Sets online[i] for each. */
@@ -508,7 +526,13 @@ int sampler__wait(struct sampler *s, int timeout_ms, int wake_fd)
 
 int sampler__consume(struct sampler *s)
 {
-	return ring_buffer__consume(s->rb);
+	int n;
+
+	s->consume_until = clock__ns(CLOCK_MONOTONIC) + CONSUME_BUDGET_NS;
+	s->consume_n = 0;
+	n = ring_buffer__consume(s->rb);
+	s->consume_until = 0;
+	return n == -EAGAIN ? 0 : n;
 }
 
 int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
