@@ -247,7 +247,8 @@ $(CHURN_EXEC): tests/workloads/churnexec/spin.c | $(BUILD)/workloads
 		-fno-pie -fno-stack-protector -o $@ $<
 
 # Writers export their context symbols in .dynsym, as the ABIs ask.
-$(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx $(BUILD)/workloads/deepctx: \
+$(BUILD)/workloads/otelwriter $(BUILD)/workloads/badctx $(BUILD)/workloads/deepctx \
+	$(BUILD)/workloads/ctxstorm: \
 	WORKLOAD_LDFLAGS = -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
 $(BUILD)/workloads/clwriter: WORKLOAD_LDFLAGS = \
 	-Wl,--export-dynamic-symbol=custom_labels_current_set \

@@ -55,11 +55,54 @@ static __always_inline int read_ctx_pointer(const struct tp_tls_loc *loc,
 	return 0;
 }
 
+/* The second read of an OTEP 4947 record goes, a piece at a time, to the
+ * end of the context space, which the record (640 bytes at most) leaves
+ * free: frames go there only once the context is read. */
+#define OTEL_AGAIN_CHUNK	256
+#define OTEL_AGAIN_OFF		(CTX_SPACE - OTEL_AGAIN_CHUNK)
+_Static_assert(TP_OTEL_HDR_SIZE + TP_OTEL_ATTRS_MAX <= OTEL_AGAIN_OFF,
+	       "the second read does not overwrite the first");
+_Static_assert(3 * OTEL_AGAIN_CHUNK >= TP_OTEL_HDR_SIZE + TP_OTEL_ATTRS_MAX,
+	       "three pieces cover a record");
+
+/* True when the total bytes at rec are still those copied to dst. */
+static __always_inline bool otel_same(__u64 rec, __u8 *dst, __u32 total)
+{
+	__u8 *again = dst + OTEL_AGAIN_OFF;
+
+	for (int c = 0; c < 3; c++) {
+		__u32 off = c * OTEL_AGAIN_CHUNK, n;
+
+		if (off >= total)
+			break;
+		n = total - off;
+		if (n > OTEL_AGAIN_CHUNK)
+			n = OTEL_AGAIN_CHUNK;
+		if (bpf_probe_read_user(again, n, (void *)(rec + off)))
+			return false;
+		for (int i = 0; i < OTEL_AGAIN_CHUNK / 8; i++) {
+			__u32 b = i * 8;
+			__u64 x, y, mask = ~0ull;
+
+			if (b >= n)
+				break;
+			x = *(__u64 *)(again + b);
+			y = *(__u64 *)(dst + off + b);
+			/* past the record's end: bytes of neither read */
+			if (n - b < 8)
+				mask = (1ull << ((n - b) * 8)) - 1;
+			if ((x ^ y) & mask)
+				return false;
+		}
+	}
+	return true;
+}
+
 /* Copies the OTEP 4947 record at rec into dst. Returns its size, or 0. */
 static __always_inline __u32 read_otel(struct tp_stats *st, __u64 rec,
 				       __u8 *dst)
 {
-	__u32 again, size;
+	__u32 size;
 
 	if (bpf_probe_read_user(dst, TP_OTEL_HDR_SIZE, (void *)rec)) {
 		stat_inc(st, ctx_record_unreadable);
@@ -79,10 +122,11 @@ static __always_inline __u32 read_otel(struct tp_stats *st, __u64 rec,
 		stat_inc(st, ctx_record_unreadable);
 		return 0;
 	}
-	/* Another thread rewriting it in place clears valid or changes the
-	 * size: read those four bytes again and keep the copy only if equal. */
-	if (bpf_probe_read_user(&again, sizeof(again), (void *)(rec + 24)) ||
-	    again != *(__u32 *)(dst + 24)) {
+	/* Another thread rewriting it in place clears valid while it writes;
+	 * but it can clear it, write and set it again between our two reads
+	 * (valid=1 at both ends, the attributes half old, half new: issue 15,
+	 * ctxstorm). So the whole record is read again and must be the same. */
+	if (!otel_same(rec, dst, TP_OTEL_HDR_SIZE + size)) {
 		stat_inc(st, ctx_torn);
 		return 0;
 	}

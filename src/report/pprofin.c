@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* Reading and checking a pprof file (pprofin.h). */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +282,76 @@ static int check(const struct pprofin *in, char *why, size_t whylen)
 	return 0;
 }
 
+/* Decoding costs more than the encoded bytes: a packed repeated varint of
+ * one byte becomes 8, an empty Sample of 2 bytes a message of ~100 and a
+ * pointer. A 1 GiB file (a few MiB gzipped) of either would decode to tens
+ * of GiB. Every allocation of the decoder is counted against a budget, for
+ * all profiles loaded at once; over it, the decoder is told no and gives
+ * up (issue 15, case 3). Each block carries its size before it, for free. */
+struct decode_budget {
+	size_t used, max;
+	bool over;		/* an allocation was refused */
+};
+
+static struct decode_budget budget;
+
+#define BLOCK_HDR	16	/* keeps the alignment malloc gives */
+
+static void *budget_alloc(void *data, size_t size)
+{
+	struct decode_budget *b = data;
+	size_t *p, cost;
+
+	/* What the block costs, not what was asked: a string table of empty
+	 * strings asks 1 byte a string, and malloc spends 32 (glibc: the
+	 * header, its own 8 bytes, 16-byte chunks). */
+	if (size > b->max) {
+		b->over = true;
+		return NULL;
+	}
+	cost = (BLOCK_HDR + size + 8 + 15) & ~(size_t)15;
+	if (b->used > b->max - cost || !(p = malloc(BLOCK_HDR + size))) {
+		b->over = true;
+		return NULL;
+	}
+	b->used += cost;
+	*p = cost;
+	return (uint8_t *)p + BLOCK_HDR;
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	struct decode_budget *b = data;
+	size_t *p;
+
+	if (!ptr)
+		return;
+	p = (size_t *)((uint8_t *)ptr - BLOCK_HDR);
+	b->used -= *p;
+	free(p);
+}
+
+static ProtobufCAllocator decode_alloc = {
+	.alloc = budget_alloc,
+	.free = budget_free,
+	.allocator_data = &budget,
+};
+
+size_t pprofin__max_decode_bytes(void)
+{
+	const char *e = getenv("TAGPROF_REPORT_MAX_MB");
+	char *end;
+	unsigned long long mb;
+
+	if (!e || !*e)
+		return PPROFIN_DECODE_MAX_DEFAULT;
+	errno = 0;
+	mb = strtoull(e, &end, 10);
+	if (errno || *end || mb == 0 || mb > (SIZE_MAX >> 20))
+		return PPROFIN_DECODE_MAX_DEFAULT;
+	return (size_t)mb << 20;
+}
+
 int pprofin__load(struct pprofin *in, const char *path, char *err,
 		  size_t errlen)
 {
@@ -316,8 +388,16 @@ int pprofin__load(struct pprofin *in, const char *path, char *err,
 		errbuf__set(err, errlen, "%s: empty file, not a profile", path);
 		return -EINVAL;
 	}
-	in->pr = perftools__profiles__profile__unpack(NULL, rlen, raw);
+	budget.max = pprofin__max_decode_bytes();
+	budget.over = false;
+	in->pr = perftools__profiles__profile__unpack(&decode_alloc, rlen, raw);
 	free(raw);
+	if (!in->pr && budget.over) {
+		errbuf__set(err, errlen, "%s: decoding it needs more than %zu MiB "
+			    "(TAGPROF_REPORT_MAX_MB; huge repeated fields?)",
+			    path, budget.max >> 20);
+		return -E2BIG;
+	}
 	if (!in->pr) {
 		errbuf__set(err, errlen, "%s: not a pprof profile (profile.proto "
 			    "does not decode)", path);
@@ -346,7 +426,8 @@ int pprofin__load(struct pprofin *in, const char *path, char *err,
 void pprofin__free(struct pprofin *in)
 {
 	if (in->pr)
-		perftools__profiles__profile__free_unpacked(in->pr, NULL);
+		perftools__profiles__profile__free_unpacked(in->pr,
+							    &decode_alloc);
 	hashmap__free(in->loc_ix);
 	hashmap__free(in->fn_ix);
 	hashmap__free(in->map_ix);

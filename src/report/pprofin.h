@@ -14,6 +14,10 @@
 
 /* At most this much profile, gzipped or not, and unpacked. */
 #define PPROFIN_MAX_BYTES	(1024ull << 20)
+/* What decoding the profiles loaded at once may allocate in all, unless
+ * TAGPROF_REPORT_MAX_MB (MiB) says otherwise: over it, pprofin__load
+ * fails with -E2BIG. */
+#define PPROFIN_DECODE_MAX_DEFAULT	(2048ull << 20)
 
 struct hashmap;
 
@@ -27,6 +31,9 @@ struct pprofin {
 
 /* Loads and checks path, a regular file. 0, or -errno / -EINVAL with
  * "PATH: why" in err. */
+/* The decode budget in bytes: TAGPROF_REPORT_MAX_MB, or the default. */
+size_t pprofin__max_decode_bytes(void);
+
 int pprofin__load(struct pprofin *in, const char *path, char *err,
 		  size_t errlen);
 void pprofin__free(struct pprofin *in);	/* accepts a zeroed one */

@@ -231,6 +231,14 @@ static bool search_link(struct search *s, const char **dirs, size_t nd)
 
 	if (!link || !s->t->path || s->t->path[0] != '/')
 		return false;
+	/* A debuglink is a file name (GNU tools write the debug file's
+	 * basename). One with a '/' would be joined to the debug
+	 * directories, where links are followed, and lead anywhere:
+	 * /usr/lib/debug/usr/bin/../../../../etc/shadow (issue 15). */
+	if (strchr(link, '/')) {
+		s->st->debug_link_path++;
+		return false;
+	}
 	slash = strrchr(s->t->path, '/');
 	dlen = slash - s->t->path;	/* "" for a file in / */
 	if (dlen >= sizeof(dir))

@@ -51,6 +51,9 @@ struct elfsym;
 	X(debug_crc_mismatch, "CRC mismatch")				\
 	X(debug_build_id_mismatch, "build ID mismatch")			\
 	X(debug_bad, "unreadable or truncated")				\
+	/* refused unopened: a .gnu_debuglink with a '/', which could	\
+	 * lead out of the debug directories (../../etc/shadow) */	\
+	X(debug_link_path, "debuglinks naming a path")			\
 	X(dwarf_opened, "opened")	/* DWARF handles */		\
 	X(dwarf_errors, "errors")	/* DWARF libdw could not read */ \
 	X(dwarf_too_big, "over the memory budget")			\

@@ -60,6 +60,7 @@ struct elfsym {
 	bool has_dwarf;		/* .debug_info/.debug_line with bytes */
 	bool damaged;		/* headers or sections past the end of file */
 	char *debuglink;	/* .gnu_debuglink file name, or NULL */
+	bool debuglink_path;	/* one naming a path, ignored */
 	uint32_t debuglink_crc;
 	uint64_t dev, ino;	/* the file read (targetfile__dev) */
 	bool over_budget;	/* a symbol table left out for its size */
@@ -539,8 +540,10 @@ static int elfsym__read_debuglink(struct elfsym *e, Elf_Scn *scn,
 	if (!len || len > 255 || at + 4 > data->d_size)
 		return 0;
 	if (memchr(b, '/', len) || !strcmp((const char *)b, ".") ||
-	    !strcmp((const char *)b, ".."))
+	    !strcmp((const char *)b, "..")) {
+		e->debuglink_path = true;	/* counted by the caller */
 		return 0;
+	}
 	e->debuglink = strndup((const char *)b, len);
 	if (!e->debuglink)
 		return -ENOMEM;
@@ -836,6 +839,11 @@ bool elfsym__has_dwarf(const struct elfsym *e)
 bool elfsym__damaged(const struct elfsym *e)
 {
 	return e && e->damaged;
+}
+
+bool elfsym__debuglink_path(const struct elfsym *e)
+{
+	return e->debuglink_path;
 }
 
 const char *elfsym__debuglink(const struct elfsym *e, uint32_t *crc)

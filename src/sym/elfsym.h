@@ -52,6 +52,9 @@ bool elfsym__damaged(const struct elfsym *e);
 /* The .gnu_debuglink file name (a plain name, never containing '/') and
  * its CRC-32, or NULL when the file has none. */
 const char *elfsym__debuglink(const struct elfsym *e, uint32_t *crc);
+/* Whether the file's .gnu_debuglink named a path (a '/', "." or ".."),
+ * and was ignored for it: elfsym__debuglink gives NULL then. */
+bool elfsym__debuglink_path(const struct elfsym *e);
 
 /* The GNU build ID of the ELF file open at fd, read from its notes without
  * loading symbols, into out (lower-case hex). 0, -ENOENT when it has none,

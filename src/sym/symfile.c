@@ -237,6 +237,8 @@ static struct symfile *symfile_load(struct symcache *c,
 		t.path = src->orig_path;
 		t.build_id = id;
 		t.debuglink = elfsym__debuglink(sf->bin, &t.crc);
+		if (elfsym__debuglink_path(sf->bin))
+			c->st->debug_link_path++;
 		t.dev = src->dev;
 		t.ino = src->ino;
 		t.sym_max = c->sym_max;

@@ -237,6 +237,35 @@ static void test_by_debuglink(void)
 	elfsym__free(l);
 }
 
+/* Issue 15: a debuglink is a file name. One naming a path (here one
+ * that leads to the intact debug file, and one out of every directory)
+ * is refused unopened and counted. */
+static void test_debuglink_path(void)
+{
+	struct debuginfo_stats st = { 0 };
+	struct elfsym *e;
+	char *found = NULL, dbg[PATH_MAX];
+	uint32_t crc = 0;
+
+	CHECK(sh("mkdir -p %s/.debug && cp %s/prog.debug %s/.debug/path.debug",
+		 tmpdir, tmpdir, tmpdir));
+	tpath(dbg, ".debug/path.debug");
+	CHECK(debuginfo__file_crc(dbg, &crc) == 0);
+	set_debug_dirs("empty");
+	/* the same name without the path is found: the file is usable */
+	CHECK(sh("cp %s %s/path.debug", dbg, tmpdir));
+	e = find(linked, "path.debug", crc, &found, &st);
+	CHECK(e && st.debug_by_link == 1);
+	elfsym__free(e);
+	free(found);
+	found = NULL;
+	e = find(linked, "./.debug/path.debug", crc, &found, &st);
+	CHECK(!e && !found && st.debug_link_path == 1);
+	e = find(linked, "../../../../../../etc/shadow", crc, &found, &st);
+	CHECK(!e && !found && st.debug_link_path == 2 &&
+	      st.debug_crc_mismatch == 0 && st.debug_by_link == 1);
+}
+
 static void test_refused(void)
 {
 	struct debuginfo_stats st = { 0 };
@@ -649,6 +678,7 @@ int main(void)
 	} else {
 		RUN(test_by_build_id);
 		RUN(test_by_debuglink);
+		RUN(test_debuglink_path);
 		RUN(test_refused);
 		RUN(test_lines_and_inlines);
 		RUN(test_cache_shared);

@@ -80,6 +80,24 @@ static void test_reads_own_timeline(void)
 }
 
 /* expect_refused NAME PROFILE WHY: the load fails with WHY in its message. */
+/* A protobuf length as a varint at p; returns its bytes. */
+static size_t pb_len(uint8_t *p, size_t v)
+{
+	size_t n = 0;
+
+	for (; v >= 0x80; v >>= 7)
+		p[n++] = (uint8_t)(v | 0x80);
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+static size_t pb_len_size(size_t v)
+{
+	uint8_t tmp[10];
+
+	return pb_len(tmp, v);
+}
+
 static void expect_refused(const char *path, const char *why)
 {
 	struct pprofin in;
@@ -206,6 +224,54 @@ static void test_refuses_truncated_gzip(void)
 	pprof__free(p);
 }
 
+/* Issue 15, case 3: a few MiB that decode to ~100: 1M empty samples
+ * (2 bytes each, a message and a pointer decoded), and one sample with
+ * 8M one-byte values in a packed field (8 bytes each decoded). Over
+ * TAGPROF_REPORT_MAX_MB, refused with that said; under it, decoded. */
+static void test_refuses_huge_repeated(void)
+{
+	const size_t nsamples = 1u << 20, nvalues = 8u << 20;
+	uint8_t *buf = malloc(2 * nsamples > nvalues + 16 ? 2 * nsamples :
+							     nvalues + 16);
+	struct pprofin in;
+	char err[256] = "";
+	const char *path;
+	size_t n = 0;
+
+	CHECK(buf);
+	for (size_t i = 0; i < nsamples; i++) {
+		buf[n++] = 0x12;	/* Profile.sample, length-delimited */
+		buf[n++] = 0;		/* an empty Sample */
+	}
+	path = write_tmp("samples.pb", buf, n);
+	setenv("TAGPROF_REPORT_MAX_MB", "32", 1);
+	expect_refused(path, "decoding it needs more than 32 MiB");
+	/* Under a budget that holds it, it decodes (the checks after the
+	 * decode refuse it: its samples have no type). */
+	setenv("TAGPROF_REPORT_MAX_MB", "1024", 1);
+	if (!pprofin__load(&in, path, err, sizeof(err)))
+		pprofin__free(&in);
+	if (strstr(err, "MiB")) {
+		fprintf(stderr, "  %s\n", err);
+		CHECK(0);
+	}
+
+	/* Profile.sample { value: packed, nvalues bytes of 1 } */
+	n = 0;
+	buf[n++] = 0x12;
+	n += pb_len(buf + n, nvalues + 1 + pb_len_size(nvalues));
+	buf[n++] = 0x12;	/* Sample.value, packed */
+	n += pb_len(buf + n, nvalues);
+	memset(buf + n, 1, nvalues);
+	n += nvalues;
+	path = write_tmp("values.pb", buf, n);
+	setenv("TAGPROF_REPORT_MAX_MB", "32", 1);
+	expect_refused(path, "decoding it needs more than 32 MiB");
+	unsetenv("TAGPROF_REPORT_MAX_MB");
+	CHECK(pprofin__max_decode_bytes() == PPROFIN_DECODE_MAX_DEFAULT);
+	free(buf);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -213,6 +279,7 @@ int main(void)
 	RUN(test_reads_own_timeline);
 	RUN(test_refuses_broken);
 	RUN(test_refuses_truncated_gzip);
+	RUN(test_refuses_huge_repeated);
 	check_remove_dir(dir);
 	CHECK_EXIT();
 }

@@ -10,7 +10,13 @@
  * are walked while their sizes stay inside the file, so a bad record stops
  * the walk and everything from it on is copied as it is.
  *
- * usage: jitdump_map [--dir DIR] [--verbatim] FILE SECONDS
+ * --sparse N (issue 15): the copy is then extended to N bytes, a hole.
+ * --existing: FILE is not read; it prints "jitdump_map: pid N" and maps
+ * DIR/jit-PID.dump once someone else has put it there (10 s at most), as
+ * it is, read-only: another user's file, in tests/e2e/hostile_jitdump.sh.
+ *
+ * usage: jitdump_map [--dir DIR] [--verbatim] [--sparse N] [--existing]
+ *                    FILE SECONDS
  * DIR defaults to $JITDUMPDIR, else /tmp. Exits 0; 1 on a failure; 2 on
  * bad usage; 77 when not on x86-64. The dump is left in place: a profiler
  * may read it after the process is gone. */
@@ -94,7 +100,8 @@ static void set_pid(unsigned char *b, size_t len)
 int main(int argc, char **argv)
 {
 	const char *dir = getenv("JITDUMPDIR");
-	int verbatim = 0, i = 1, fd;
+	int verbatim = 0, existing = 0, i = 1, fd;
+	long long sparse = 0;
 	char path[4096];
 	unsigned char *b;
 	size_t len;
@@ -110,24 +117,41 @@ int main(int argc, char **argv)
 			dir = argv[++i];
 		else if (!strcmp(argv[i], "--verbatim"))
 			verbatim = 1;
+		else if (!strcmp(argv[i], "--sparse") && i + 1 < argc)
+			sparse = atoll(argv[++i]);
+		else if (!strcmp(argv[i], "--existing"))
+			existing = 1;
 		else
 			break;
 	}
 	if (argc - i != 2 || (secs = atof(argv[i + 1])) <= 0) {
-		fprintf(stderr, "usage: jitdump_map [--dir DIR] [--verbatim] FILE SECONDS\n");
+		fprintf(stderr, "usage: jitdump_map [--dir DIR] [--verbatim] [--sparse N] [--existing] FILE SECONDS\n");
 		return 2;
 	}
 #if !defined(__x86_64__)
 	fprintf(stderr, "jitdump_map: x86-64 only\n");
 	return 77;
 #endif
-	b = read_file(argv[i], &len);
-	if (!verbatim)
-		set_pid(b, len);
 	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir, (int)getpid());
-	fd = open(path, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, b, len) != (ssize_t)len)
-		die(path);
+	if (existing) {
+		printf("jitdump_map: pid %d\n", (int)getpid());
+		fflush(stdout);
+		for (int w = 0; w < 100 && access(path, F_OK); w++)
+			usleep(100000);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			die(path);
+		b = NULL;
+	} else {
+		b = read_file(argv[i], &len);
+		if (!verbatim)
+			set_pid(b, len);
+		fd = open(path, O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0644);
+		if (fd < 0 || write(fd, b, len) != (ssize_t)len)
+			die(path);
+		if (sparse > 0 && ftruncate(fd, sparse))
+			die("ftruncate");
+	}
 	if (mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ | PROT_EXEC,
 		 MAP_PRIVATE, fd, 0) == MAP_FAILED)
 		die("mmap of the jitdump");

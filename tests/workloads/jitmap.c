@@ -4,8 +4,11 @@
  * also holds four lines that are not "START SIZE name", and a blank one.
  * With "big", it also names BIG_ENTRIES functions no code is at (a large
  * JIT's map: megabytes of symbols for whoever reads it).
+ * With "none", it writes no map and prints "jitmap: pid N, code START SIZE" (its
+ * named function): the test puts
+ * there what an attacker would (tests/e2e/hostile_perfmap.sh).
  * The map is removed at exit.
- * usage: jitmap SECONDS [garbage|big]    (exits 77 when not on x86-64) */
+ * usage: jitmap SECONDS [garbage|big|none]    (exits 77 when not on x86-64) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,7 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	int garbage = argc > 2 && !strcmp(argv[2], "garbage");
 	int big = argc > 2 && !strcmp(argv[2], "big");
+	int none = argc > 2 && !strcmp(argv[2], "none");
 	struct timespec t0, t;
 	spin_fn named, unnamed;
 	FILE *f;
@@ -59,6 +63,7 @@ int main(int argc, char **argv)
 	(void)secs;
 	(void)garbage;
 	(void)big;
+	(void)none;
 	fprintf(stderr, "jitmap: x86-64 only\n");
 	return 77;
 #else
@@ -67,6 +72,12 @@ int main(int argc, char **argv)
 	if (!named || !unnamed) {
 		perror("jitmap: mmap");
 		return 1;
+	}
+	if (none) {
+		printf("jitmap: pid %d, code %lx %zx\n", (int)getpid(),
+		       (unsigned long)named, sizeof(code));
+		fflush(stdout);
+		goto run;
 	}
 	snprintf(map_path, sizeof(map_path), "/tmp/perf-%d.map", (int)getpid());
 	f = fopen(map_path, "w");
@@ -86,7 +97,7 @@ int main(int argc, char **argv)
 			BIG_BASE + 64ul * (unsigned long)i, i);
 	fprintf(f, "%lx %zx %s\n", (unsigned long)named, sizeof(code), JIT_NAME);
 	fclose(f);
-
+run:
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		named(3000000);
