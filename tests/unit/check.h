@@ -4,6 +4,7 @@
 #define TAGPROF_CHECK_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,17 @@ static int check_case_failed;
 #define SKIP(fn, why) printf("SKIP %s: %s\n", #fn, why)
 
 #define CHECK_EXIT() return check_failed_total ? 1 : 0
+
+/* /proc/self/exe's target, NUL-terminated (readlink does not). */
+static inline bool check_read_exe(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
 
 /* Removes a test's temporary directory and all in it (rm -rf), saying so
  * on stderr if it cannot. */

@@ -20,17 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* /proc/self/exe's target, NUL-terminated (readlink does not). */
-static bool read_exe(char *buf, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
-
 static char tmpdir[] = "/tmp/tagprof-debuginfo.XXXXXX";
 
 static const char prog_src[] =
@@ -644,7 +633,7 @@ static void test_mem_build_id(void)
 	FILE *f;
 
 	CHECK(peek_build_id("/proc/self/exe", want, sizeof(want)) == 0);
-	CHECK(read_exe(path, sizeof(path)));
+	CHECK(check_read_exe(path, sizeof(path)));
 	f = fopen("/proc/self/maps", "r");
 	CHECK(f);
 	while (!found && fgets(line, sizeof(line), f)) {

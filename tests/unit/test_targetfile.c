@@ -23,17 +23,6 @@
 
 extern char __executable_start;	/* the linker's: file offset 0 */
 
-/* /proc/self/exe's target, NUL-terminated (readlink does not). */
-static bool read_exe(char *buf, size_t size)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
-
 static char tmpdir[] = "/tmp/tagprof-targetfile.XXXXXX";
 
 static void tpath(char *buf, const char *name)
@@ -290,7 +279,7 @@ static void test_image_cfi(void)
 	Elf *elf;
 	int err;
 
-	CHECK(read_exe(exe, sizeof(exe)));
+	CHECK(check_read_exe(exe, sizeof(exe)));
 	tpath(copy, "self");
 	CHECK(!copy_of(exe, copy, -1));
 	im = image_of(copy, &err);
@@ -329,7 +318,7 @@ static void test_image_bad(void)
 	char exe[PATH_MAX], p[PATH_MAX];
 	int err;
 
-	CHECK(read_exe(exe, sizeof(exe)));
+	CHECK(check_read_exe(exe, sizeof(exe)));
 	tpath(p, "cut");
 	CHECK(!copy_of(exe, p, 4096));
 	/* The size says more than the file has by the time it is read. */
