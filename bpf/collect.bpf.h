@@ -142,7 +142,7 @@ static __always_inline __u64 *scratch_frames(struct scratch *s)
 }
 
 /* The frame-pointer walk of this CPU's sample (ustack.bpf.h): its frames
- * into the scratch, their hash into s->uhash, the word at sp into the
+ * into the scratch, their hash into s->uhash, the words at sp into the
  * header when the window has it. Returns the frames. Global: the verifier
  * checks the walk and its loop once, not once per path to it. */
 __noinline long sample_walk_fp(struct bpf_perf_event_data *ctx)
@@ -158,7 +158,7 @@ __noinline long sample_walk_fp(struct bpf_perf_event_data *ctx)
 		return 0;
 	n = walk_user_fp(&ctx->regs, frames, w);
 	s->uhash = w->hash;
-	if (sp_in_window(w, CTX_REG(&ctx->regs, sp), &s->hdr.sp_word))
+	if (sp_in_window(w, CTX_REG(&ctx->regs, sp), s->hdr.sp_words))
 		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
 	return n;
 #else
@@ -211,7 +211,7 @@ static __always_inline __u32 walked(long n)
 /* The user frames, leaf first, into frames (TP_MAX_FRAMES of room):
  * walked here when that gives what the kernel's walk would, else by it.
  * s->uhash: the frames folded (stackid.bpf.h), when stack ids are on. A
- * walk here also leaves the word at sp in the header when its window has
+ * walk here also leaves the words at sp in the header when its window has
  * it. */
 static __always_inline __u32 user_frames(void *ctx, bpf_user_pt_regs_t *regs,
 					 struct task_struct *task,
@@ -329,7 +329,9 @@ __noinline int sample_copy_ustack(struct bpf_perf_event_data *ctx, __u32 copy,
 		stat_inc(st, ustack_failed);
 		return 0;
 	}
-	s->hdr.sp_word = *(__u64 *)(r + 1);
+	s->hdr.sp_words[0] = *(__u64 *)(r + 1);
+	s->hdr.sp_words[1] = len >= 2 * sizeof(__u64) ?
+				     *((__u64 *)(r + 1) + 1) : 0;
 	/* a CFI walk's flags stay: the copy checks it, or completes it */
 	s->hdr.ustack_flags = (s->hdr.ustack_flags &
 			       (TP_USTACK_CFI | TP_USTACK_LATER)) |
@@ -349,7 +351,7 @@ __noinline int sample_copy_ustack(struct bpf_perf_event_data *ctx, __u32 copy,
 }
 
 /* After the frames: the user registers and stack copy, when this sample
- * takes one; and always the word at the user stack pointer, unless the
+ * takes one; and always the 16 bytes at the user stack pointer, unless the
  * walk took it from its window already. Returns the bytes added to the
  * record. */
 static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
@@ -371,8 +373,8 @@ static __always_inline __u32 user_extras(struct bpf_perf_event_data *ctx,
 	if (s->hdr.ustack_flags & (TP_USTACK_SP_WORD | TP_USTACK_CFI))
 		return 0;
 	sp = read_usp(&ctx->regs);
-	if (sp && !bpf_probe_read_user(&s->hdr.sp_word, sizeof(__u64),
-				       (void *)sp))
+	if (sp && !bpf_probe_read_user(s->hdr.sp_words,
+				       sizeof(s->hdr.sp_words), (void *)sp))
 		s->hdr.ustack_flags = TP_USTACK_SP_WORD;
 #endif
 	return 0;

@@ -11,7 +11,7 @@ enum stage {
 	STAGE_IDS,	/* ids, time, comm */
 	STAGE_USTACK,	/* the user frames */
 	STAGE_KSTACK,	/* the kernel frames */
-	STAGE_EXTRAS,	/* stack copy or the word at sp */
+	STAGE_EXTRAS,	/* stack copy or the words at sp */
 	STAGE_STACKID,	/* hashing the stack, the sent-stacks slot */
 	STAGE_OUTPUT,	/* into the ring buffer */
 	STAGE_SAMPLES,	/* not a stage: the samples that went through all */

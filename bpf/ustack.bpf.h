@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* What the agent needs to unwind a user stack without frame pointers: the
  * user registers CFI starts from (the interrupted ones when the sample hit
- * user mode, else the ones saved at kernel entry), the 8 bytes at the user
+ * user mode, else the ones saved at kernel entry), the 16 bytes at the user
  * stack pointer (a frameless leaf's return address, sent with every
  * sample), and, when asked for, a copy of the top of the user stack. */
 #ifndef TAGPROF_USTACK_BPF_H
@@ -259,16 +259,17 @@ static __always_inline __u32 walk_user_fp(bpf_user_pt_regs_t *regs,
 	return n > TP_MAX_FRAMES ? TP_MAX_FRAMES : n;
 }
 
-/* The 8 bytes at sp into *word, when the walk read the page they are on
+/* The 16 bytes at sp into words, when the walk read the page they are on
  * (it reads sp's page first, unless the first frame lies beyond it). */
 static __always_inline bool sp_in_window(const struct fp_window *w, __u64 sp,
-					 __u64 *word)
+					 __u64 words[2])
 {
 	__u64 d = sp - w->base;		/* below base: huge */
 
-	if (d > TP_PAGE_SIZE - sizeof(__u64) || !w->loaded)
+	if (d > TP_PAGE_SIZE - 2 * sizeof(__u64) || !w->loaded)
 		return false;
-	*word = *(const __u64 *)(w->b + d);
+	words[0] = *(const __u64 *)(w->b + d);
+	words[1] = *(const __u64 *)(w->b + d + sizeof(__u64));
 	return true;
 }
 

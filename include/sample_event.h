@@ -47,8 +47,10 @@ struct tp_sample {
 	__u8 ctx_kind;		/* enum tp_ctx_kind */
 	__u8 tag_valid;		/* tag holds the declared register's value */
 	__u64 tag;
-	__u64 sp_word;		/* the 8 bytes at the user stack pointer: the
-				   return address while the leaf has no frame */
+	__u64 sp_words[2];	/* the 16 bytes at the user stack pointer:
+				   the leaf's return address while it has no
+				   frame, [0] before it pushes anything, [1]
+				   after one push (rbp, before its mov) */
 	__u16 stack_size;	/* user stack bytes after the registers */
 	__u8 ustack_flags;	/* TP_USTACK_* */
 	__u8 stack_kind;	/* enum tp_stack_kind */
@@ -61,7 +63,7 @@ struct tp_sample {
 	__u64 stack_id;		/* names the user frames: see enum
 				   tp_stack_kind */
 };
-_Static_assert(sizeof(struct tp_sample) == 96, "tp_sample layout");
+_Static_assert(sizeof(struct tp_sample) == 104, "tp_sample layout");
 
 /* Whether a sample carries its user frames (stack_kind) and its kernel
  * frames (kstack_kind). The BPF side sends a stack's frames once, with an
@@ -79,7 +81,7 @@ enum tp_stack_kind {
 };
 
 enum tp_ustack_flags {
-	TP_USTACK_SP_WORD = 1,	/* sp_word was read */
+	TP_USTACK_SP_WORD = 1,	/* sp_words was read */
 	TP_USTACK_REGS = 2,	/* tp_uregs and the stack copy follow the frames */
 	TP_USTACK_PROBE = 4,	/* copied as an `auto` probe, not because the
 				   process is marked (or the mode is dwarf) */

@@ -220,6 +220,7 @@ static const struct counter_ref unwind_refs[] = {
 	COUNTER(UNWIND, cfi_failed),
 	COUNTER(UNWIND, fp_longer),
 	COUNTER(UNWIND, leaf_recovered),
+	COUNTER_SUB(UNWIND, leaf_deep),
 	COUNTER(UNWIND, marked),
 	COUNTER_SUB(UNWIND, unmarked),
 	COUNTER(UNWIND, copies),

@@ -1,5 +1,5 @@
 /* User stacks for samples (--unwind): the frame-pointer chain the kernel
- * walked, with the caller of a frameless leaf put back from the word at the
+ * walked, with the caller of a frameless leaf put back from the words at the
  * stack pointer; or a CFI unwind (libdw, .eh_frame) of the stack copy the
  * BPF program took; and, in `auto` mode, which processes get copies. */
 #ifndef TAGPROF_UNWIND_H
@@ -31,6 +31,9 @@ struct tp_uregs;
 	X(fp_longer, "where frame pointers went deeper")		\
 	/* frameless leaves given their caller back */			\
 	X(leaf_recovered, "frameless leaf callers recovered")		\
+	/* ... and those whose return address lies deeper than the 16	\
+	 * bytes BPF sends (a leaf that pushed two words or more) */	\
+	X(leaf_deep, "too deep to recover")	\
 	/* processes marked for stack copies (auto) */			\
 	X(marked, "processes marked for CFI")				\
 	/* marked processes CFI stopped helping */			\
@@ -82,8 +85,8 @@ struct unwind_sample {
 	size_t nfp;
 	bool in_kernel;		/* kernel frames too: fp[0] is a return
 				   address (after a syscall), not the leaf */
-	bool has_sp_word;
-	uint64_t sp_word;
+	bool has_sp_words;
+	uint64_t sp_words[2];	/* the 16 bytes at the user stack pointer */
 	bool probe;		/* the copy is an `auto` probe */
 	bool cfi;		/* fp holds the kernel's CFI walk, not a
 				   frame-pointer chain */

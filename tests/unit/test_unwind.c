@@ -35,6 +35,13 @@ __asm__(".text\n"
 	"mov %rsp, %rbp\n.cfi_def_cfa_register %rbp\n"
 	"nop\npop %rbp\n.cfi_def_cfa %rsp, 8\nret\n"
 	".cfi_endproc\n.size uw_framed, .-uw_framed\n"
+	".globl uw_pushes2\n.type uw_pushes2,@function\n"
+	"uw_pushes2:\n.cfi_startproc\n"
+	"push %rbx\n.cfi_def_cfa_offset 16\n.cfi_offset %rbx, -16\n"
+	"push %r12\n.cfi_def_cfa_offset 24\n.cfi_offset %r12, -24\n"
+	"nop\npop %r12\n.cfi_def_cfa_offset 16\n"
+	"pop %rbx\n.cfi_def_cfa_offset 8\nret\n"
+	".cfi_endproc\n.size uw_pushes2, .-uw_pushes2\n"
 	".globl uw_caller\n.type uw_caller,@function\n"
 	"uw_caller:\n.cfi_startproc\n"
 	"push %rbp\n.cfi_def_cfa_offset 16\n.cfi_offset %rbp, -16\n"
@@ -46,6 +53,7 @@ __asm__(".text\n"
 
 void uw_leaf(void);
 void uw_framed(void);
+void uw_pushes2(void);
 void uw_caller(void);
 void uw_caller_ret(void);
 
@@ -220,14 +228,14 @@ static void test_bincache_self(void)
 }
 
 /* The kernel's walk from a frameless leaf skips its caller: the word at
- * the stack pointer puts it back. From a function with a frame, after its
- * push, it does not. */
+ * the stack pointer puts it back, or the one above it after a push. From a
+ * function with its frame set up, it does not. */
 static void test_fpstack_leaf(void)
 {
 	uint64_t fp[2] = { ADDR(uw_leaf) + 1, 0x1000 }, out[TP_MAX_FRAMES];
 	struct unwind_sample smp = {
 		.pid = getpid(), .tid = getpid(), .fp = fp, .nfp = 2,
-		.has_sp_word = true, .sp_word = ADDR(uw_caller_ret),
+		.has_sp_words = true, .sp_words = { ADDR(uw_caller_ret), 0 },
 	};
 	struct self s;
 	size_t n;
@@ -238,21 +246,40 @@ static void test_fpstack_leaf(void)
 	      out[2] == fp[1]);
 	CHECK(s.st.leaf_recovered == 1);
 	/* Without the word, or without the process: the chain as it is. */
-	smp.has_sp_word = false;
+	smp.has_sp_words = false;
 	CHECK(fpstack__walk(s.t, s.bins, &s.st, s.p, &smp, out) == 2);
 	CHECK(fpstack__walk(s.t, s.bins, &s.st, NULL, &smp, out) == 2);
-	smp.has_sp_word = true;
+	smp.has_sp_words = true;
 	/* A word that is no code address is no caller. */
-	smp.sp_word = 8;
+	smp.sp_words[0] = 8;
 	CHECK(fpstack__walk(s.t, s.bins, &s.st, s.p, &smp, out) == 2);
 	/* uw_framed after its mov: rbp is its own frame, the walk is sound. */
 	fp[0] = ADDR(uw_framed) + 4;
-	smp.sp_word = ADDR(uw_caller_ret);
+	smp.sp_words[0] = ADDR(uw_caller_ret);
 	CHECK(fpstack__walk(s.t, s.bins, &s.st, s.p, &smp, out) == 2);
 	/* ... but before its push, it is a leaf without a frame yet. */
 	fp[0] = ADDR(uw_framed);
 	CHECK(fpstack__walk(s.t, s.bins, &s.st, s.p, &smp, out) == 3);
 	CHECK(s.st.leaf_recovered == 2);
+	/* Between its push and its mov (CFA rsp+16) the return address is
+	 * the second word: the first is the saved rbp. */
+	fp[0] = ADDR(uw_framed) + 1;
+	smp.sp_words[0] = 0x1000;
+	smp.sp_words[1] = ADDR(uw_caller_ret);
+	n = fpstack__walk(s.t, s.bins, &s.st, s.p, &smp, out);
+	CHECK(n == 3 && out[1] == ADDR(uw_caller_ret) && out[2] == fp[1]);
+	/* At its ret, after the pop (CFA rsp+8 again): the first word. */
+	fp[0] = ADDR(uw_framed) + 6;
+	smp.sp_words[0] = ADDR(uw_caller_ret);
+	smp.sp_words[1] = 0;
+	n = fpstack__walk(s.t, s.bins, &s.st, s.p, &smp, out);
+	CHECK(n == 3 && out[1] == ADDR(uw_caller_ret));
+	CHECK(s.st.leaf_recovered == 4 && s.st.leaf_deep == 0);
+	/* Two pushes deep (CFA rsp+24): beyond the words sent, counted. */
+	fp[0] = ADDR(uw_pushes2) + 3;
+	smp.sp_words[1] = ADDR(uw_caller_ret);
+	CHECK(fpstack__walk(s.t, s.bins, &s.st, s.p, &smp, out) == 2);
+	CHECK(s.st.leaf_recovered == 4 && s.st.leaf_deep == 1);
 	self_close(&s);
 }
 
