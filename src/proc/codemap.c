@@ -63,6 +63,7 @@ struct codemap {
 	struct hashmap *strs;		/* interned strings */
 	struct hashmap *levels;		/* interned level sets */
 	size_t str_bytes;
+	size_t collected_bytes;		/* codemap__bytes after the last collect */
 	char order_str[ORDER_MAX];
 	uint32_t order_n;
 	uint64_t samples, attributed, win_samples, win_attributed;
@@ -163,6 +164,81 @@ static const struct code_levels *intern_levels(struct codemap *m,
 		return NULL;
 	}
 	return &e->lv;
+}
+
+/* ---- collecting what nothing names ---- */
+
+/* s into keep, the map of strings still named. */
+static int keep_str(struct hashmap *keep, const char *s)
+{
+	return s ? hashmap__put(keep, s, strlen(s), (uint64_t)(uintptr_t)s) : 0;
+}
+
+/* lv (interned: a levels_entry) and its strings into the maps kept. */
+static int keep_levels(struct hashmap *keep_lv, struct hashmap *keep,
+		       const struct code_levels *lv)
+{
+	const struct levels_entry *e = (const struct levels_entry *)lv;
+	int err = 0;
+
+	if (!lv)
+		return 0;
+	for (uint32_t i = 0; i < lv->n && !err; i++)
+		err = keep_str(keep, lv->key[i]) ?: keep_str(keep, lv->val[i]);
+	return err ?: hashmap__put(keep_lv, e->packed,
+				   2 * lv->n * sizeof(e->packed[0]),
+				   (uint64_t)(uintptr_t)e);
+}
+
+/* Frees every entry of old that keep lacks. */
+static void sweep(struct hashmap *old, const struct hashmap *keep)
+{
+	const void *key;
+	size_t it = 0, len;
+	uint64_t v;
+
+	while (hashmap__next(old, &it, &key, &len, &v))
+		if (!hashmap__get(keep, key, len, NULL))
+			free((void *)(uintptr_t)v);
+}
+
+/* Frees the interned strings and level sets that nothing names any more:
+ * neither the current table's ids nor a region still kept. Each table
+ * switch leaves the old table's strings behind, and the regions pruned
+ * leave theirs; without this a JIT that compiles a query a second would
+ * reach CODEMAP_STRS_MAX within hours, and its new code would go unnamed.
+ * On an allocation failure nothing is freed. */
+static void collect(struct codemap *m)
+{
+	struct hashmap *keep = hashmap__new(HASHMAP_BORROW_KEYS);
+	struct hashmap *keep_lv = hashmap__new(HASHMAP_BORROW_KEYS);
+	const void *key;
+	size_t it = 0, len;
+	int err = !keep || !keep_lv;
+
+	for (size_t i = 0; i < m->nsids && !err; i++)
+		err = keep_str(keep, m->sids[i]);
+	for (size_t i = 0; i < m->nsets && !err; i++)
+		err = keep_str(keep, m->sets[i].name) ?:
+		      keep_levels(keep_lv, keep, m->sets[i].levels);
+	for (size_t i = 0; i < m->n && !err; i++)
+		err = keep_str(keep, m->r[i].r.name) ?:
+		      keep_levels(keep_lv, keep, m->r[i].r.levels);
+	if (err) {
+		hashmap__free(keep);
+		hashmap__free(keep_lv);
+		return;
+	}
+	sweep(m->strs, keep);
+	sweep(m->levels, keep_lv);
+	hashmap__free(m->strs);
+	hashmap__free(m->levels);
+	m->strs = keep;
+	m->levels = keep_lv;
+	m->str_bytes = 0;
+	while (hashmap__next(keep, &it, &key, &len, NULL))
+		m->str_bytes += len + 1;
+	m->collected_bytes = codemap__bytes(m);
 }
 
 /* ---- applying records ---- */
@@ -743,18 +819,22 @@ void codemap__prune(struct codemap *m, uint64_t now_ns)
 		}
 		k++;
 	}
-	if (k == m->n)
-		return;
-	m->n = k;
-	m->maxlen = 0;
-	for (size_t i = 0; i < m->n; i++) {
-		m->order[i] = (uint32_t)i;
-		if (m->r[i].r.end - m->r[i].r.start > m->maxlen)
-			m->maxlen = m->r[i].r.end - m->r[i].r.start;
+	if (k != m->n) {
+		m->n = k;
+		m->maxlen = 0;
+		for (size_t i = 0; i < m->n; i++) {
+			m->order[i] = (uint32_t)i;
+			if (m->r[i].r.end - m->r[i].r.start > m->maxlen)
+				m->maxlen = m->r[i].r.end - m->r[i].r.start;
+		}
+		m->nsorted = 0;
+		sort_new(m);
+		m->checked = m->n;
 	}
-	m->nsorted = 0;
-	sort_new(m);
-	m->checked = m->n;
+	/* The strings of the regions pruned and of the tables before: at
+	 * most each time the map doubled, so the cost stays in proportion. */
+	if (codemap__bytes(m) > 2 * m->collected_bytes)
+		collect(m);
 }
 
 const char *codemap__level_order(const struct codemap *m)

@@ -257,6 +257,57 @@ static void test_compaction_followed(void)
 	codemap__free(m);
 }
 
+/* A JIT that compiles query after query for hours: the reader frees the
+ * strings and level sets of the regions it pruned and of the tables
+ * before, so its memory follows what is live, not what ever was; and what
+ * is live keeps its names. */
+static void test_strings_collected(void)
+{
+	char q[256], op[32];
+	const char *lv[] = { op, q };
+	struct codemap_stats s = { 0 };
+	struct codemap *m = follow_self();
+	const struct code_region *r;
+	size_t peak = 0, bytes;
+	uint64_t t;
+	int i;
+
+	CHECK(m);
+	CHECK(tagprof_code_region(code + 9 * 4096, 64, "keeper",
+				  (const char *[]){ "query=kept" }, 1) == 0);
+	/* 40,000 queries of one region each, with 200-byte distinct query
+	 * strings: 8 MB of strings in all, one region live at a time. */
+	for (i = 0; i < 40000; i++) {
+		snprintf(q, sizeof(q), "query=%0200d", i);
+		snprintf(op, sizeof(op), "operator=Op#%d", i % 7);
+		CHECK(tagprof_code_region(code + 10 * 4096, 64, "q", lv, 2) == 0);
+		if (i % 1000 == 999) {
+			t = clock__mono_ns();
+			CHECK(codemap__refresh(m, t, &s) == 0);
+			/* as if 11 s passed: the ended regions go */
+			codemap__prune(m, t + 11000000000ull);
+			bytes = codemap__bytes(m);
+			peak = bytes > peak ? bytes : peak;
+		}
+		CHECK(tagprof_code_region_drop(code + 10 * 4096) == 0);
+	}
+	CHECK(s.over_budget == 0 && s.bad_records == 0);
+	/* Without collecting, the strings alone would hold 8 MB. */
+	CHECK(peak < (2u << 20));
+	CHECK(tagprof_code_region(code + 10 * 4096, 64, "last", lv, 2) == 0);
+	t = clock__mono_ns();
+	CHECK(codemap__refresh(m, t, &s) == 0);
+	codemap__prune(m, t + 11000000000ull);
+	r = codemap__find(m, (uintptr_t)code + 9 * 4096, t);
+	CHECK(r && streq(r->name, "keeper") && streq(level(r, "query"), "kept"));
+	r = codemap__find(m, (uintptr_t)code + 10 * 4096, t);
+	CHECK(r && streq(r->name, "last") && streq(level(r, "query"), q + 6) &&
+	      streq(level(r, "operator"), "Op#1"));
+	CHECK(tagprof_code_region_drop(code + 10 * 4096) == 0);
+	CHECK(tagprof_code_region_drop(code + 9 * 4096) == 0);
+	codemap__free(m);
+}
+
 /* A process that exits: its regions live at the last read name the
  * samples taken up to that read, and not those after (they may have been
  * dropped in between, with no read left to tell): those are counted. */
@@ -655,6 +706,7 @@ int main(void)
 	RUN(test_reuse_versions);
 	RUN(test_overlap_ends_older);
 	RUN(test_compaction_followed);
+	RUN(test_strings_collected);
 	RUN(test_batch);
 	RUN(test_gone_process);
 	RUN(test_bad_records_counted);
