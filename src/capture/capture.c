@@ -285,7 +285,7 @@ static void roll_stacks(struct capture *c)
 {
 	uint32_t gen;
 
-	if (stacktab__roll(c->stacks, &gen))
+	if (stacktab__roll(c->stacks, clock__mono_ns(), &gen))
 		sampler__set_stack_gen(c->sampler, gen);
 }
 

@@ -22,6 +22,7 @@ struct stacktab {
 	uint64_t joined[2 * TP_MAX_FRAMES];
 	size_t bytes[2];
 	uint32_t gen;		/* the current generation */
+	uint64_t gen_ns;	/* when it began; 0: no roll asked yet */
 	size_t max_bytes;
 };
 
@@ -159,18 +160,23 @@ bool stacktab__resolve(struct stacktab *t, struct raw_sample *rs)
 	return true;
 }
 
-bool stacktab__roll(struct stacktab *t, uint32_t *gen)
+bool stacktab__roll(struct stacktab *t, uint64_t now_ns, uint32_t *gen)
 {
+	size_t cur = t->bytes[t->gen & 1];
 	struct hashmap *m;
 
+	if (!t->gen_ns)
+		t->gen_ns = now_ns;
 	/* Half the bound for the current generation: the previous one,
 	 * which may still have records on their way, keeps the rest. */
-	if (t->bytes[t->gen & 1] <= t->max_bytes / 2)
+	if (cur <= t->max_bytes / 2 &&
+	    (!cur || now_ns - t->gen_ns < STACKTAB_AGE_NS))
 		return false;
 	m = hashmap__new(HASHMAP_BORROW_KEYS);
 	if (!m)
 		return false;
 	t->gen++;
+	t->gen_ns = now_ns;
 	clear(t, t->gen & 1);
 	t->tab[t->gen & 1] = m;
 	*gen = t->gen;

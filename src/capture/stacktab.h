@@ -6,7 +6,8 @@
  * names was sent whole in an earlier record, and the table must keep every
  * stack it was sent. A record's user frames and kernel frames are named
  * apart, each by its own id. It is bounded all the same: once it holds
- * more than its bound, stacktab__roll starts a new generation, which the
+ * more than its bound, or its generation is a minute old, stacktab__roll
+ * starts a new generation, which the
  * BPF side mixes into every id, so that each stack is sent whole once
  * more; the previous generation's stacks are kept one roll longer for the
  * records still on their way. An id the table does not have (a record of an older
@@ -36,10 +37,17 @@ void stacktab__free(struct stacktab *t);	/* accepts NULL */
  * same pid and depth. */
 bool stacktab__resolve(struct stacktab *t, struct raw_sample *rs);
 
-/* When the table holds more than its bound: starts the next generation,
- * forgets the one before the current, and returns true with the new
- * generation in *gen (for sampler__set_stack_gen). */
-bool stacktab__roll(struct stacktab *t, uint32_t *gen);
+/* When the current generation holds more than half the bound, or holds
+ * anything and began STACKTAB_AGE_NS before now_ns (CLOCK_MONOTONIC; the
+ * first call starts the clock): starts the next generation, forgets the
+ * one before the current, and returns true with the new generation in
+ * *gen (for sampler__set_stack_gen). The age keeps the table in step with
+ * the stacks seen lately: at a low rate, or with processes coming and
+ * going, it would fill to its bound only after many minutes, holding the
+ * stacks of processes long gone. Each stack costs a full record once a
+ * generation. */
+#define STACKTAB_AGE_NS	(60ull * 1000000000)
+bool stacktab__roll(struct stacktab *t, uint64_t now_ns, uint32_t *gen);
 
 size_t stacktab__bytes(const struct stacktab *t);	/* frames kept */
 

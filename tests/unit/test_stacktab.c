@@ -133,11 +133,11 @@ static void test_generations(void)
 	uint32_t gen = 99;
 
 	CHECK(t);
-	CHECK(!stacktab__roll(t, &gen));	/* empty: nothing to do */
+	CHECK(!stacktab__roll(t, 0, &gen));	/* empty: nothing to do */
 	rs = make(&a, TP_STACK_NEW, 1, 0, 1, 8, 0x10);
 	CHECK(stacktab__resolve(t, &rs));
 	CHECK(stacktab__bytes(t) > 0);
-	CHECK(stacktab__roll(t, &gen) && gen == 1);
+	CHECK(stacktab__roll(t, 0, &gen) && gen == 1);
 	/* Generation 0's records on their way still resolve... */
 	rs = make(&b, TP_STACK_SEEN, 1, 0, 1, 8, 0);
 	CHECK(stacktab__resolve(t, &rs) && rs.frames[7] == 0x17);
@@ -146,12 +146,27 @@ static void test_generations(void)
 	CHECK(!stacktab__resolve(t, &rs));
 	rs = make(&a, TP_STACK_NEW, 2, 1, 1, 8, 0x20);
 	CHECK(stacktab__resolve(t, &rs));
-	CHECK(stacktab__roll(t, &gen) && gen == 2);
+	CHECK(stacktab__roll(t, 0, &gen) && gen == 2);
 	/* Generation 0 is gone now; 1 stays. */
 	rs = make(&b, TP_STACK_SEEN, 1, 0, 1, 8, 0);
 	CHECK(!stacktab__resolve(t, &rs));
 	rs = make(&b, TP_STACK_SEEN, 2, 1, 1, 8, 0);
 	CHECK(stacktab__resolve(t, &rs) && rs.frames[0] == 0x20);
+	/* A generation a minute old rolls, full or not; an empty one does
+	 * not (the clock starts at the first call). */
+	{
+		struct stacktab *u = stacktab__new(0);
+		uint64_t t0 = 5000000000ull;
+
+		CHECK(u && !stacktab__roll(u, t0, &gen));
+		CHECK(!stacktab__roll(u, t0 + STACKTAB_AGE_NS, &gen));
+		rs = make(&a, TP_STACK_NEW, 4, 0, 1, 8, 0x40);
+		CHECK(stacktab__resolve(u, &rs));
+		CHECK(!stacktab__roll(u, t0 + STACKTAB_AGE_NS / 2, &gen));
+		CHECK(stacktab__roll(u, t0 + STACKTAB_AGE_NS, &gen) && gen == 1);
+		CHECK(!stacktab__roll(u, t0 + STACKTAB_AGE_NS + 1, &gen));
+		stacktab__free(u);
+	}
 	/* A NEW record of an old generation is used, not kept. */
 	rs = make(&a, TP_STACK_NEW, 3, 0, 1, 8, 0x30);
 	CHECK(stacktab__resolve(t, &rs) && rs.frames == a.frames);
