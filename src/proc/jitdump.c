@@ -101,6 +101,8 @@ struct jitdump {
 	uint64_t next;		/* file offset to parse from */
 	bool have_header, swapped, arch_time;
 	bool stopped;		/* nothing more is read */
+	bool stopped_budget;	/* ... for the memory bound: jitdump__forget
+				 * may make room */
 	struct jd_code *codes;	/* in file order */
 	size_t ncodes, codes_cap;
 	size_t nindexed;	/* codes the spans and live hold */
@@ -196,7 +198,7 @@ static enum step full(struct jitdump *d, struct jitdump_stats *st, int err)
 	if (err == -E2BIG)
 		st->full = true;
 	else
-		st->over_budget = true;
+		st->over_budget = d->stopped_budget = true;
 	d->stopped = true;
 	return STOP;
 }
@@ -963,6 +965,161 @@ bool jitdump__lookup(const struct jitdump *d, uint64_t addr,
 		return false;
 	fill_hit(d, c, addr, hit);
 	return true;
+}
+
+/* ---- forgetting ---- */
+
+/* Which codes stay: those live, or ended at or after before_ns (a sample
+ * may still ask for them), and the codes that ended those (their times
+ * say when the kept ones ended). A file whose times are not the samples'
+ * clock is only looked up for the code there now. Returns how many. */
+static size_t mark_kept(const struct jitdump *d, uint64_t before_ns,
+			bool *keep)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->ncodes; i++) {
+		const struct jd_code *c = &d->codes[i];
+
+		keep[i] = keep[i] || c->ended_by == NONE ||
+			  (!d->arch_time &&
+			   d->codes[c->ended_by].time >= before_ns);
+		/* An ender comes later in the file: marked before it is
+		 * reached. */
+		if (keep[i] && c->ended_by != NONE)
+			keep[c->ended_by] = true;
+		n += keep[i];
+	}
+	return n;
+}
+
+/* Copies the string at off of d->strs into out (at *len), once: seen maps
+ * old offsets to new. NONE stays NONE. */
+static int copy_str(const struct jitdump *d, uint32_t *off, char *out,
+		    size_t *len, struct hashmap *seen)
+{
+	uint64_t v;
+	size_t n;
+
+	if (*off == NONE)
+		return 0;
+	if (hashmap__get(seen, off, sizeof(*off), &v)) {
+		*off = (uint32_t)v;
+		return 0;
+	}
+	n = strlen(d->strs + *off) + 1;
+	memcpy(out + *len, d->strs + *off, n);
+	if (hashmap__put(seen, off, sizeof(*off), *len))
+		return -ENOMEM;
+	*off = (uint32_t)*len;
+	*len += n;
+	return 0;
+}
+
+/* The kept codes' lines and strings into new arrays (moves share their
+ * source's: copied once). */
+static int copy_kept(struct jitdump *d, const bool *keep,
+		     struct jd_code *codes, uint32_t *to)
+{
+	struct hashmap *lines_at = hashmap__new(0), *strs_at = hashmap__new(0);
+	struct jd_line *lines = malloc((d->nlines ? d->nlines : 1) *
+				       sizeof(*lines));
+	char *strs = malloc(d->strs_len ? d->strs_len : 1);
+	size_t nl = 0, ns = 0, k = 0;
+	int err = -ENOMEM;
+	uint64_t v;
+
+	if (!lines_at || !strs_at || !lines || !strs)
+		goto out;
+	for (size_t i = 0; i < d->ncodes; i++)
+		to[i] = keep[i] ? k++ : NONE;
+	err = 0;
+	for (size_t i = 0, j = 0; i < d->ncodes && !err; i++) {
+		struct jd_code c = d->codes[i];
+
+		if (!keep[i])
+			continue;
+		c.ended_by = c.ended_by == NONE ? NONE : to[c.ended_by];
+		err = copy_str(d, &c.name, strs, &ns, strs_at);
+		if (c.nlines && !err) {
+			if (hashmap__get(lines_at, &c.line0, sizeof(c.line0),
+					 &v)) {
+				c.line0 = (uint32_t)v;
+			} else {
+				err = hashmap__put(lines_at, &c.line0,
+						   sizeof(c.line0), nl);
+				for (uint32_t l = 0; l < c.nlines && !err; l++) {
+					lines[nl + l] = d->lines[c.line0 + l];
+					err = copy_str(d, &lines[nl + l].file,
+						       strs, &ns, strs_at);
+				}
+				c.line0 = (uint32_t)nl;
+				nl += c.nlines;
+			}
+		}
+		codes[j++] = c;
+	}
+	if (err)
+		goto out;
+	free(d->lines);
+	free(d->strs);
+	d->lines = lines;
+	d->nlines = d->lines_cap = nl;
+	d->strs = strs;
+	d->strs_len = d->strs_cap = ns;
+	lines = NULL;
+	strs = NULL;
+out:
+	free(lines);
+	free(strs);
+	hashmap__free(lines_at);
+	hashmap__free(strs_at);
+	return err;
+}
+
+size_t jitdump__forget(struct jitdump *d, uint64_t before_ns)
+{
+	size_t before = committed(d), n;
+	struct jd_code *codes = NULL;
+	uint32_t *to = NULL;
+	bool *keep = NULL;
+
+	/* Lines waiting for their load point into the array as it is. */
+	if (!d->ncodes || d->debug_pending || jitdump__index(d))
+		return 0;
+	keep = calloc(d->ncodes, sizeof(*keep));
+	to = malloc(d->ncodes * sizeof(*to));
+	if (!keep || !to)
+		goto out;
+	n = mark_kept(d, before_ns, keep);
+	if (n == d->ncodes)
+		goto out;
+	codes = malloc((n ? n : 1) * sizeof(*codes));
+	if (!codes || copy_kept(d, keep, codes, to))
+		goto out;
+	free(d->codes);
+	d->codes = codes;
+	d->ncodes = d->codes_cap = n;
+	codes = NULL;
+	d->last_file = NONE;
+	/* The index anew: spans, live and which code ended which. */
+	free(d->spans);
+	free(d->live);
+	d->spans = NULL;
+	d->live = NULL;
+	d->nspans = d->spans_cap = d->nlive = d->live_cap = 0;
+	d->nindexed = 0;
+	/* The next move makes the code_index map again. */
+	hashmap__free(d->by_index);
+	d->by_index = NULL;
+	jitdump__index(d);
+	if (committed(d) < before && d->stopped_budget)
+		d->stopped = d->stopped_budget = false;
+out:
+	free(codes);
+	free(to);
+	free(keep);
+	return before > committed(d) ? before - committed(d) : 0;
 }
 
 /* ---- life ---- */

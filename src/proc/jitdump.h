@@ -116,6 +116,14 @@ struct jitdump *jitdump__parse(const uint8_t *buf, size_t len,
 bool jitdump__lookup(const struct jitdump *d, uint64_t addr,
 		     uint64_t time_ns, struct jitdump_hit *hit);
 
+/* Forgets the codes that ended before before_ns (CLOCK_MONOTONIC: later
+ * code over their memory, or their move), which no sample can ask for
+ * any more, with their lines and names: so a JIT that compiles for days
+ * costs what its live code costs, not all it ever wrote. A parse stopped
+ * at the memory bound goes on when this made room. Returns the bytes
+ * given back; 0 when nothing could go (or on ENOMEM). */
+size_t jitdump__forget(struct jitdump *d, uint64_t before_ns);
+
 size_t jitdump__count(const struct jitdump *d);	/* codes kept */
 size_t jitdump__bytes(const struct jitdump *d);	/* memory it holds */
 void jitdump__free(struct jitdump *d);		/* accepts NULL */

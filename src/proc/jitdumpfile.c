@@ -26,6 +26,10 @@
  * second. */
 #define LOOK_MIN_NS (1000ull * 1000)
 #define RECHECK_NS (1000ull * 1000 * 1000)
+/* Code that ended this long ago names no sample still on its way. */
+#define KEEP_NS (30ull * 1000 * 1000 * 1000)
+/* A dump is not worth going over below this. */
+#define FORGET_MIN (256u << 10)
 
 struct jitdumpfile {
 	struct jitdump *dump;		/* what was read of the file, or NULL */
@@ -43,6 +47,9 @@ struct jitdumpfile {
 	uid_t uid;
 	bool have_ids;			/* nspid and uid were read */
 	bool read, refused, truncated;	/* counted for this file */
+	size_t forget_at;		/* bytes the dump may reach before
+					 * ended code is forgotten next */
+	uint64_t forgot_ns;		/* when that was last tried */
 };
 
 /* A name a JIT's jitdump may have, before the process's ids are read. */
@@ -203,9 +210,28 @@ static bool readable(const struct jitdumpfile *jf)
 	       !s->over_budget;
 }
 
+/* Forgets the code that ended long ago when the dump doubled since the
+ * last time, or when its parse stopped at the memory bound (then at most
+ * once a RECHECK_NS): what it holds follows the JIT's live code, and a
+ * JIT that compiles for days stays named. */
+static void forget_ended(struct jitdumpfile *jf, uint64_t now)
+{
+	size_t bytes = jitdump__bytes(jf->dump);
+	bool stuck = jf->st.over_budget && now - jf->forgot_ns >= RECHECK_NS;
+
+	if (!jf->dump || (bytes <= jf->forget_at && !stuck))
+		return;
+	jf->forgot_ns = now;
+	/* Made room: the parse goes on (the stop stays counted). */
+	if (jitdump__forget(jf->dump, now > KEEP_NS ? now - KEEP_NS : 0))
+		jf->st.over_budget = false;
+	bytes = jitdump__bytes(jf->dump);
+	jf->forget_at = 2 * bytes > FORGET_MIN ? 2 * bytes : FORGET_MIN;
+}
+
 /* Opens the file mapped and reads what it gained since the last time. */
 static void read_more(struct jitdumpfile *jf, struct proctable_stats *st,
-		      uint32_t pid)
+		      uint32_t pid, uint64_t now)
 {
 	struct stat sb;
 	uint64_t size;
@@ -235,6 +261,7 @@ static void read_more(struct jitdumpfile *jf, struct proctable_stats *st,
 	if (jf->dump && size < jitdump__next(jf->dump))
 		forget_dump(jf, st);
 	jf->size = size;
+	forget_ended(jf, now);
 	if (!readable(jf))
 		goto out;
 	if (size > JITDUMP_FILE_MAX && !jf->truncated) {
@@ -283,7 +310,7 @@ int jitdumpfile__lookup(struct jitdumpfile **jfp, struct proctable_stats *st,
 	if (look_again(jf, time_ns, now)) {
 		/* Before the look: what is written after it is not in it. */
 		jf->looked_ns = now;
-		read_more(jf, st, p->pid);
+		read_more(jf, st, p->pid, now);
 	}
 	if (!jf->dump || jf->refused || jf->st.bad_header)
 		return -ENOENT;

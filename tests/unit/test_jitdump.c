@@ -851,6 +851,121 @@ static void test_codes_bound(void)
 	w_free(&w);
 }
 
+/* A JIT that compiles query after query into the same memory, each with
+ * its lines, and once moves a function: fed as it grows, with the codes
+ * that ended over a second before forgotten as it goes, the dump holds
+ * what is live (and the last second), within a bound the whole file
+ * would overflow; the names it gives are right, and a time whose code
+ * was forgotten gets no name rather than a wrong one. A parse stopped at
+ * the bound goes on once forgetting made room. */
+static void test_forget_ended(void)
+{
+	const uint64_t q0 = 10 * S, step = S / 100, n = 3000;
+	struct jitdump_stats st = { 0 };
+	struct jitdump *d = jitdump__new(256 << 10);
+	struct entry e[3];
+	char name[32], file[32];
+	struct jw w = { 0 };
+	uint64_t next, t = q0;
+	size_t peak = 0;
+
+	CHECK(d);
+	w_header(&w, 0);
+	w_load(&w, q0, 0x500000, 64, 1, "mover");
+	for (uint64_t q = 0; q < n; q++) {
+		t = q0 + q * step;
+		snprintf(name, sizeof(name), "q%llu", (unsigned long long)q);
+		snprintf(file, sizeof(file), "/ir/q%llu.ir", (unsigned long long)q);
+		for (int k = 0; k < 3; k++)
+			e[k] = (struct entry){ 0x400000 + 32 * k, 10 + k,
+					       k ? NULL : file };
+		w_debug(&w, t, 0x400000, e, 3);
+		w_load(&w, t, 0x400000, 96, 100 + q, name);
+		if (q == n / 2)
+			w_move(&w, t, 0x500000, 0x600000, 64, 1);
+		if (q % 100 == 99) {
+			next = jitdump__next(d);
+			jitdump__feed(d, w.b + next, w.len - next, w.len, &st);
+			CHECK(!st.over_budget && !st.bad_records);
+			jitdump__forget(d, t - S);
+			if (jitdump__bytes(d) > peak)
+				peak = jitdump__bytes(d);
+		}
+	}
+	CHECK(jitdump__index(d) == 0 && jitdump__next(d) == w.len);
+	CHECK(st.loads == n + 1 && st.moves == 1);
+	/* the last second's 100 queries, the mover, and its move */
+	CHECK(jitdump__count(d) <= 103);
+	CHECK(finds(d, 0x400000 + 40, t, "q2999", "/ir/q2999.ir", 11));
+	CHECK(finds(d, 0x400000 + 70, t - S / 2, "q2949", "/ir/q2949.ir", 12));
+	CHECK(finds(d, 0x400000 + 5, q0 + 100 * step, NULL, NULL, 0));
+	CHECK(named(d, 0x600010, t, "mover") && named(d, 0x500010, t, NULL));
+	CHECK(peak < (256 << 10));
+	jitdump__free(d);
+
+	/* Stopped at a bound too small for the whole file: forgetting lets
+	 * it go on to the end. */
+	d = jitdump__new(64 << 10);
+	memset(&st, 0, sizeof(st));
+	CHECK(d);
+	jitdump__feed(d, w.b, w.len, w.len, &st);
+	CHECK(st.over_budget && jitdump__next(d) < w.len);
+	for (int i = 0; i < 200 && jitdump__next(d) < w.len; i++) {
+		CHECK(jitdump__forget(d, t - S) > 0 || i == 0);
+		next = jitdump__next(d);
+		jitdump__feed(d, w.b + next, w.len - next, w.len, &st);
+	}
+	CHECK(jitdump__next(d) == w.len && jitdump__index(d) == 0);
+	CHECK(finds(d, 0x400000 + 40, t, "q2999", "/ir/q2999.ir", 11));
+	jitdump__free(d);
+	w_free(&w);
+}
+
+/* Forgetting changes no answer for the times after the codes it keeps
+ * were loaded, also in a file whose times are out of order (threads
+ * write it): here B ends A at 105 s, and C, written after B but stamped
+ * 102 s, ends B (and not A). A stays (it ended after the cut at 103 s),
+ * and so must B, which tells when A ended: else A would look live, and
+ * name 0x1010 from 105 s on. (Before 105 s the answers of such a file are the lookup's
+ * guess, which assumes the times of one start in file order.) */
+static void test_forget_same_answers(void)
+{
+	const uint64_t at[] = { 0x1010, 0x1038, 0x1049, 0x2000, 0x2008 };
+	const char *before[5 * 16];
+	struct jitdump_stats st;
+	struct jitdump_hit h;
+	struct jitdump *d;
+	struct jw w = { 0 };
+	size_t k = 0;
+
+	w_header(&w, 0);
+	w_load(&w, 90 * S, 0x1000, 64, 1, "old");
+	w_load(&w, 95 * S, 0x1000, 64, 2, "older_end");
+	w_load(&w, 100 * S, 0x1000, 64, 3, "A");
+	w_load(&w, 105 * S, 0x1030, 32, 4, "B");
+	w_load(&w, 102 * S, 0x1048, 8, 5, "C");
+	w_load(&w, 101 * S, 0x2000, 16, 6, "D");
+	d = parse(&w, &st);
+	CHECK(d);
+	for (uint64_t t = 105 * S; t < 121 * S; t += S)
+		for (size_t i = 0; i < 5; i++)
+			before[k++] = jitdump__lookup(d, at[i], t, &h) ?
+					      strdup(h.name) : NULL;
+	CHECK(jitdump__forget(d, 103 * S) > 0);
+	CHECK(jitdump__count(d) < 6);
+	k = 0;
+	for (uint64_t t = 105 * S; t < 121 * S; t += S)
+		for (size_t i = 0; i < 5; i++, k++) {
+			bool hit = jitdump__lookup(d, at[i], t, &h);
+
+			CHECK(hit == !!before[k] &&
+			      (!hit || !strcmp(h.name, before[k])));
+			free((void *)before[k]);
+		}
+	jitdump__free(d);
+	w_free(&w);
+}
+
 /* JITDUMP_LINES_MAX debug entries are kept, then the parse stops. */
 static void test_lines_bound(void)
 {
@@ -1332,6 +1447,8 @@ int main(void)
 	RUN(test_memory_bound);
 	RUN(test_random_reference);
 	RUN(test_many_codes_reference);
+	RUN(test_forget_ended);
+	RUN(test_forget_same_answers);
 	if (exec_maps()) {
 		RUN(test_process_jitdump);
 		if (!geteuid())
