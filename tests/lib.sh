@@ -139,6 +139,35 @@ attacker_dir() {
 		echo "$TMP/$1"
 }
 
+# bounded_record [ARGS...]: `record -a -d 2 -F 199 ARGS` into $TMP/r.pb.gz
+# (its log $TMP/r.err), killed after 30 s, timed: sets rc, secs, rss (peak
+# KiB), ics (involuntary context switches), u and s (CPU seconds).
+bounded_record() {
+	/usr/bin/time -f '%e %M %c %U %S' -o "$TMP/time" timeout -s KILL 30 \
+		"$TAGPROF" record -a -d 2 -F 199 "$@" -o "$TMP/r.pb.gz" 2>"$TMP/r.err"
+	rc=$?
+	read -r secs rss ics u s <"$TMP/time"
+}
+
+# check_bounded NAME: says what the bounded_record run took, and checks it:
+# NAME_time (rc 0, on time within 10 s) and NAME_rss (peak RSS within
+# 256 MiB).
+check_bounded() {
+	local load
+	load=$(cut -d' ' -f1-3 /proc/loadavg)
+	echo "$1: record -d 2 took $secs s (CPU $u s user, $s s system), peak RSS $rss KiB, rc $rc ($ics involuntary context switches, load $load)"
+	if [ "$rc" -eq 0 ] && on_time "$secs" 10; then
+		pass "$1_time"
+	else
+		fail "$1_time" "rc $rc after $secs s (load $load); $(tail -2 "$TMP/r.err")"
+	fi
+	if [ "${rss:-0}" -gt 0 ] && [ "$rss" -le 262144 ]; then
+		pass "$1_rss"
+	else
+		fail "$1_rss" "peak RSS $rss KiB (bound 256 MiB)"
+	fi
+}
+
 # on_time SECS BOUND: true when a run of SECS seconds was within BOUND, or
 # longer on a machine whose 1-minute load is over twice its CPUs (then the
 # run waited for a CPU: at load 20 on 2 CPUs, `record -d 2` took 15 s for

@@ -38,24 +38,9 @@ for _ in $(seq 50); do	# both mapped
 	sleep 0.1
 done
 
-/usr/bin/time -f '%e %M %c %U %S' -o "$TMP/time" timeout -s KILL 30 \
-	"$TAGPROF" record -a -d 2 -F 199 -o "$TMP/r.pb.gz" 2>"$TMP/r.err"
-rc=$?
-read -r secs rss ics u s <"$TMP/time"
+bounded_record
 kill $(pgrep -u $ATTACKER_UID -x jitdump_map) 2>/dev/null; wait
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "hostile_jitdump: record -d 2 took $secs s (CPU $u s user, $s s system), peak RSS $rss KiB, rc $rc ($ics involuntary context switches, load $load)"
-
-if [ $rc -eq 0 ] && on_time "$secs" 10; then
-	pass hostile_jitdump_time
-else
-	fail hostile_jitdump_time "rc $rc after $secs s (load $load); $(tail -2 "$TMP/r.err")"
-fi
-if [ "${rss:-0}" -gt 0 ] && [ "$rss" -le 262144 ]; then
-	pass hostile_jitdump_rss
-else
-	fail hostile_jitdump_rss "peak RSS $rss KiB (bound 256 MiB)"
-fi
+check_bounded hostile_jitdump
 line=$(pprof "$TMP/r.pb.gz" -raw | grep -o 'jitdumps: [^;]*' | head -1)
 echo "hostile_jitdump: $line"
 trunc=$(echo "$line" | sed -n 's/.* \([0-9]*\) over the size or count limits.*/\1/p')

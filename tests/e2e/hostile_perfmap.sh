@@ -45,26 +45,11 @@ for c in $CASES; do
 	esac
 done
 
-/usr/bin/time -f '%e %M %c %U %S' -o "$TMP/time" timeout -s KILL 30 \
-	"$TAGPROF" record -a -d 2 -F 199 -v -o "$TMP/r.pb.gz" 2>"$TMP/r.err"
-rc=$?
-read -r secs rss ics u s <"$TMP/time"
+bounded_record -v
 kill $pids 2>/dev/null; wait
 rm -f $maps
 grep "start-up" "$TMP/r.err"
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "hostile_perfmap: record -d 2 took $secs s (CPU $u s user, $s s system), peak RSS $rss KiB, rc $rc ($ics involuntary context switches, load $load)"
-
-if [ $rc -eq 0 ] && on_time "$secs" 10; then
-	pass hostile_perfmap_time
-else
-	fail hostile_perfmap_time "rc $rc after $secs s (load $load); $(tail -2 "$TMP/r.err")"
-fi
-if [ "${rss:-0}" -gt 0 ] && [ "$rss" -le 262144 ]; then
-	pass hostile_perfmap_rss
-else
-	fail hostile_perfmap_rss "peak RSS $rss KiB (bound 256 MiB)"
-fi
+check_bounded hostile_perfmap
 jit=$(total "$TMP/r.pb.gz" -tagfocus='process=^jitmap$')
 leaked=$(pprof "$TMP/r.pb.gz" -raw | grep -c 'SECRET_root_only_name\|OTHER_users_name')
 if [ "$jit" -gt 0 ] && [ "$leaked" -eq 0 ]; then
