@@ -232,7 +232,7 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(wildcard tests/workloads/*.h) | $(BU
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -o $@ $< -lpthread -ldl $(WORKLOAD_LDFLAGS)
 
 # ownwork runs its own code alone: static, without a C library.
-$(BUILD)/workloads/ownwork: tests/workloads/ownwork.c | $(BUILD)/workloads
+$(BUILD)/workloads/ownwork: tests/workloads/ownwork.c tests/workloads/nolibc.h | $(BUILD)/workloads
 	$(CLANG) $(WORKLOAD_BASE) $(WARN) -static -nostdlib \
 		-fno-stack-protector -o $@ $<
 
@@ -242,7 +242,7 @@ $(BUILD)/workloads/ownwork: tests/workloads/ownwork.c | $(BUILD)/workloads
 CHURN_EXEC := $(BUILD)/workloads/churn_a $(BUILD)/workloads/churn_b
 $(BUILD)/workloads/churn_a: SPIN_FN = alpha_spin
 $(BUILD)/workloads/churn_b: SPIN_FN = beta_spin
-$(CHURN_EXEC): tests/workloads/churnexec/spin.c | $(BUILD)/workloads
+$(CHURN_EXEC): tests/workloads/churnexec/spin.c tests/workloads/nolibc.h | $(BUILD)/workloads
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -DSPIN_FN=$(SPIN_FN) -static -nostdlib \
 		-fno-pie -fno-stack-protector -o $@ $<
 

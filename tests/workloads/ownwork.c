@@ -7,30 +7,13 @@
  * pointer as the x86-64 ABI asks, so a frame-pointer walk stops there.
  * usage: ownwork [SECONDS] */
 
-#define SYS_EXIT_GROUP		231
-#define SYS_CLOCK_GETTIME	228
-#define CLOCK_MONOTONIC		1
+#include "nolibc.h"
+
 #define STEPS			1000000ul	/* about 1 ms of work */
-
-struct timespec_ {
-	long tv_sec, tv_nsec;
-};
-
-static long syscall2(long nr, long a, long b)
-{
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
 
 static unsigned long now_ms(void)
 {
-	struct timespec_ ts = { 0, 0 };
-
-	syscall2(SYS_CLOCK_GETTIME, CLOCK_MONOTONIC, (long)&ts);
-	return (unsigned long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return mono_ns() / 1000000;
 }
 
 static volatile unsigned long sink;
@@ -68,17 +51,7 @@ __attribute__((noinline, used, noreturn)) void ownwork_main(long *sp)
 
 	while (now_ms() < end)
 		own_work(STEPS);
-	syscall2(SYS_EXIT_GROUP, 0, 0);
-	__builtin_unreachable();
+	exit_group(0);
 }
 
-/* A function symbol with its size, so _start names its frames. */
-__asm__(".globl _start\n"
-	".type _start, @function\n"
-	"_start:\n"
-	"	xor %ebp, %ebp\n"
-	"	mov %rsp, %rdi\n"
-	"	and $-16, %rsp\n"
-	"	call ownwork_main\n"
-	"	hlt\n"
-	".size _start, . - _start\n");
+NOLIBC_START(ownwork_main);

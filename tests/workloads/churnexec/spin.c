@@ -12,29 +12,11 @@
 #error "build with -DSPIN_FN=alpha_spin or beta_spin"
 #endif
 
-#define SYS_EXIT_GROUP		231
-#define SYS_CLOCK_GETTIME	228
-#define CLOCK_MONOTONIC		1
-
-struct timespec_ {
-	long tv_sec, tv_nsec;
-};
-
-static long syscall2(long nr, long a, long b)
-{
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
+#include "../nolibc.h"
 
 static unsigned long now_us(void)
 {
-	struct timespec_ ts = { 0, 0 };
-
-	syscall2(SYS_CLOCK_GETTIME, CLOCK_MONOTONIC, (long)&ts);
-	return (unsigned long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+	return mono_ns() / 1000;
 }
 
 static volatile unsigned long sink;
@@ -63,16 +45,7 @@ __attribute__((noinline, used, noreturn)) void spin_main(long *sp)
 	for (; *p >= '0' && *p <= '9' && ms < 100000; p++)
 		ms = ms * 10 + (unsigned long)(*p - '0');
 	SPIN_FN(now_us() + 1000 * (ms ? ms : 5));
-	syscall2(SYS_EXIT_GROUP, 0, 0);
-	__builtin_unreachable();
+	exit_group(0);
 }
 
-__asm__(".globl _start\n"
-	".type _start, @function\n"
-	"_start:\n"
-	"	xor %ebp, %ebp\n"
-	"	mov %rsp, %rdi\n"
-	"	and $-16, %rsp\n"
-	"	call spin_main\n"
-	"	hlt\n"
-	".size _start, . - _start\n");
+NOLIBC_START(spin_main);
