@@ -149,16 +149,22 @@ agent() {
 	echo "$max $hwm $stop" >"$TMP/$name.rss"
 }
 
+# check_rss CHECK NAME MIB: the agent run NAME peaked within MIB MiB of RSS
+# (its high-water mark and the samples taken), and stopped on SIGTERM.
+check_rss() {
+	local max hwm stop limit=$(($3 << 10))
+	read -r max hwm stop <"$TMP/$2.rss"
+	if [ "$hwm" -gt 0 ] && [ "$hwm" -le $limit ] && [ "$max" -le $limit ] &&
+	   [ "$stop" = stopped ]; then
+		pass "$1: peak RSS $(mib "$hwm") MiB (sampled $(mib "$max")), max-memory $3 MiB"
+	else
+		fail "$1" "peak RSS $(mib "$hwm") MiB (sampled $(mib "$max")), max-memory $3 MiB; $stop after SIGTERM"
+	fi
+}
+
 # ---- (b) the default --max-memory, 64M ----
 agent def 6
-read -r max hwm stop <"$TMP/def.rss"
-limit=$((64 << 10))
-if [ "$hwm" -gt 0 ] && [ "$hwm" -le $limit ] && [ "$max" -le $limit ] &&
-   [ "$stop" = stopped ]; then
-	pass "huge_agent_default_rss: peak RSS $(mib "$hwm") MiB (sampled $(mib "$max")), max-memory 64 MiB"
-else
-	fail huge_agent_default_rss "peak RSS $(mib "$hwm") MiB (sampled $(mib "$max")), max-memory 64 MiB; $stop after SIGTERM"
-fi
+check_rss huge_agent_default_rss def 64
 stats $spin "$TMP"/def/*_huge_elf.pb.gz >"$TMP/def.stats" 2>&1
 read -r n named unnamed other <"$TMP/def.stats"
 over=$(grep -o '[0-9]* files with symbol tables over the memory budget' "$TMP/def.stats" | head -1)
@@ -171,7 +177,6 @@ fi
 
 # ---- (c) --max-memory 384M: a quarter of it holds the table ----
 agent big 9 --max-memory 384M
-read -r max hwm stop <"$TMP/big.rss"
 stats $spin "$TMP"/big/*_huge_elf.pb.gz >"$TMP/big.stats" 2>&1
 read -r n named unnamed other <"$TMP/big.stats"
 ms=$(load_ms <"$TMP/big.stats")
@@ -181,10 +186,4 @@ if [ "${n:-0}" -ge 20 ] && [ "$named" -ge $((n * 9 / 10)) ] &&
 else
 	fail huge_agent_large_named "of ${n:-0} samples: $named named $SPIN, $unnamed unnamed, $other else; load time '${ms:-none}'; $(tail -2 "$TMP/big.stats")"
 fi
-limit=$((384 << 10))
-if [ "$hwm" -gt 0 ] && [ "$hwm" -le $limit ] && [ "$max" -le $limit ] &&
-   [ "$stop" = stopped ]; then
-	pass "huge_agent_large_rss: peak RSS $(mib "$hwm") MiB (sampled $(mib "$max")), max-memory 384 MiB"
-else
-	fail huge_agent_large_rss "peak RSS $(mib "$hwm") MiB (sampled $(mib "$max")), max-memory 384 MiB; $stop after SIGTERM"
-fi
+check_rss huge_agent_large_rss big 384
