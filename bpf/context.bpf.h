@@ -203,7 +203,12 @@ static int label_step(__u64 i, void *arg)
  * verifier's work linear. In bpf_loop where the kernel has it: the
  * verifier then checks one label, not each of the ten in turn, which was
  * a quarter of all it did for the program (and of the start-up).
- * Returns the blob size: a whole number of slots. */
+ * Returns the blob size: a whole number of slots.
+ * Unlike an OTEP 4947 record, a set is not read a second time: the v1 ABI
+ * keeps a set consistent whenever its own thread is stopped, as it is for
+ * the sample, and has no flag to say it is not. A set that another thread
+ * rewrites meanwhile breaks the ABI; it can only mislabel its own process's
+ * samples, and every read stays bounded. */
 static __always_inline __u32 read_custom(struct tp_stats *st, __u64 set,
 					 __u8 *dst)
 {

@@ -147,6 +147,7 @@ static const struct counter_ref target_files_refs[] = {
 	COUNTER_SUB(TARGETFILE, by_map_files),
 	COUNTER_SUB(TARGETFILE, map_files_denied),
 	COUNTER_PART("refused", TARGETFILE, symlink),
+	COUNTER_SUB(TARGETFILE, untrusted_link),
 	COUNTER(TARGETFILE, not_regular),
 	COUNTER(TARGETFILE, replaced),
 	COUNTER(DEBUGINFO, dwarf_external),

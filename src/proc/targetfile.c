@@ -49,17 +49,114 @@ static bool split_root(const char *path, char *root, size_t rootlen,
 	return true;
 }
 
+/* Drops the last component of a resolved path ("" stands for "/"). */
+static size_t drop_last(char *resolved)
+{
+	char *slash = strrchr(resolved, '/');
+
+	if (slash)
+		*slash = '\0';
+	return strlen(resolved);
+}
+
+/* Appends component [p, p + n) to the resolved path of length *len. */
+static int append_component(char *resolved, size_t size, size_t *len,
+			    const char *p, size_t n)
+{
+	if (*len + 1 + n >= size)
+		return -ENAMETOOLONG;
+	resolved[(*len)++] = '/';
+	memcpy(resolved + *len, p, n);
+	*len += n;
+	resolved[*len] = '\0';
+	return 0;
+}
+
+/* Resolves path's symbolic links as the kernel would, into out, but only
+ * links owned by root. In the host's debug directories only root is meant
+ * to make links (Fedora's .build-id entries are links); one a user planted
+ * in a directory it may write could name a file only root may read, and
+ * its symbols would reach a profile. out is then opened with no link
+ * followed, so a link put on the way meanwhile is refused, not followed. */
+static int resolve_root_links(const char *path, char *out, size_t size)
+{
+	char todo[PATH_MAX], next[PATH_MAX], target[PATH_MAX];
+	const char *p = todo;
+	size_t len = 0;
+	int links = 0, err;
+
+	if ((size_t)snprintf(todo, sizeof(todo), "%s", path) >= sizeof(todo))
+		return -ENAMETOOLONG;
+	out[0] = '\0';
+	while (*p) {
+		const char *end;
+		struct stat st;
+		ssize_t n;
+
+		p += strspn(p, "/");
+		end = p + strcspn(p, "/");
+		if (end == p || (end - p == 1 && p[0] == '.')) {
+			p = end;
+			continue;
+		}
+		if (end - p == 2 && p[0] == '.' && p[1] == '.') {
+			len = drop_last(out);	/* out holds no links */
+			p = end;
+			continue;
+		}
+		err = append_component(out, size, &len, p, end - p);
+		if (err)
+			return err;
+		p = end;
+		if (lstat(out, &st) != 0)
+			return -errno;
+		if (!S_ISLNK(st.st_mode))
+			continue;
+		if (st.st_uid != 0) {
+			stats.untrusted_link++;
+			return -ELOOP;
+		}
+		if (++links > TARGETFILE_LINKS_MAX)
+			return -ELOOP;
+		n = readlink(out, target, sizeof(target) - 1);
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOENT;
+		target[n] = '\0';
+		if ((size_t)snprintf(next, sizeof(next), "%s/%s", target, p) >=
+		    sizeof(next))
+			return -ENAMETOOLONG;
+		memcpy(todo, next, sizeof(todo));
+		p = todo;
+		if (target[0] == '/') {
+			out[0] = '\0';
+			len = 0;
+		} else {
+			len = drop_last(out);
+		}
+	}
+	if (!len)
+		snprintf(out, size, "/");
+	return 0;
+}
+
 /* An O_PATH descriptor for path, resolved as the header says. */
 static int open_path(const char *path, bool follow)
 {
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC };
-	char root[64];
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+				.resolve = RESOLVE_NO_SYMLINKS |
+					   RESOLVE_NO_MAGICLINKS };
+	char root[64], resolved[PATH_MAX];
 	const char *rest = path;
 	int dfd = AT_FDCWD, fd, err;
 
-	if (!follow) {
-		how.flags |= O_NOFOLLOW;
-		how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+	if (follow && !split_root(path, root, sizeof(root), &rest)) {
+		err = resolve_root_links(path, resolved, sizeof(resolved));
+		if (err) {
+			if (err == -ELOOP)
+				stats.symlink++;
+			return err;
+		}
+		path = rest = resolved;
 	}
 	if (split_root(path, root, sizeof(root), &rest)) {
 		/* The root itself is a magic link the kernel resolves. */

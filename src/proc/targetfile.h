@@ -40,10 +40,15 @@
 struct targetfile_want {
 	uint64_t dev, ino;	/* as /proc/PID/maps shows them (major << 32 |
 				 * minor); ino 0: any regular file */
-	bool follow;		/* symbolic links allowed: only for directories
-				 * the administrator chose (the host's debug
-				 * directories), never for a target's path */
+	bool follow;		/* symbolic links owned by root allowed: only
+				 * for directories the administrator chose (the
+				 * host's debug directories), never for a
+				 * target's path */
 };
+
+/* Links followed at most in one path (`follow`), as the kernel's 40 is
+ * more than any debug directory needs. */
+#define TARGETFILE_LINKS_MAX	16
 
 /* X(field, text) (util/counter.h). */
 #define TARGETFILE_COUNTERS(X)						\
@@ -52,6 +57,8 @@ struct targetfile_want {
 	X(by_map_files, "through /proc/PID/map_files")			\
 	/* refused: a symbolic link on the way */			\
 	X(symlink, "symbolic links")					\
+	/* ... of them: in a debug directory, a link not root's */	\
+	X(untrusted_link, "in debug directories, not root's")	\
 	/* refused: FIFO, device, socket, directory */			\
 	X(not_regular, "not regular files (FIFO, device, socket)")	\
 	/* refused: not the mapped file (dev, inode) */			\

@@ -120,6 +120,59 @@ static void test_symlinks_refused(void)
 	close(fd);
 }
 
+/* In a debug directory (`follow`), a link is followed only when root owns
+ * it: a user's link there, as the last component or on the way, could
+ * name a file only root may read. Root's links resolve as the kernel would
+ * (relative, absolute, "..", and a link to a link). */
+static void test_follow_only_roots_links(void)
+{
+	const struct targetfile_stats *s = targetfile__stats();
+	struct targetfile_want follow = { .follow = true };
+	char target[PATH_MAX], sub[PATH_MAX], rel[PATH_MAX], abs_[PATH_MAX];
+	char chain[PATH_MAX], users[PATH_MAX], usersdir[PATH_MAX];
+	char via[PATH_MAX + 16], loop[PATH_MAX];
+	uint64_t before = s->untrusted_link;
+	int fd;
+
+	tpath(target, "debugfile");
+	tpath(sub, "sub");
+	CHECK(write_file(target, "debug"));
+	CHECK(!mkdir(sub, 0755));
+	tpath(rel, "sub/rel");
+	tpath(abs_, "sub/abs");
+	tpath(chain, "sub/chain");
+	CHECK(!symlink("../debugfile", rel));
+	CHECK(!symlink(target, abs_));
+	CHECK(!symlink("./rel", chain));
+	fd = targetfile__open(rel, &follow, NULL);
+	CHECK(fd >= 0);
+	close(fd);
+	fd = targetfile__open(abs_, &follow, NULL);
+	CHECK(fd >= 0);
+	close(fd);
+	fd = targetfile__open(chain, &follow, NULL);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(s->untrusted_link == before);
+
+	/* The same links, made by a user. */
+	tpath(users, "users");
+	tpath(usersdir, "usersdir");
+	CHECK(!symlink(target, users));
+	CHECK(!lchown(users, 65534, 65534));
+	CHECK(targetfile__open(users, &follow, NULL) == -ELOOP);
+	CHECK(!symlink(sub, usersdir));
+	CHECK(!lchown(usersdir, 65534, 65534));
+	snprintf(via, sizeof(via), "%s/rel", usersdir);
+	CHECK(targetfile__open(via, &follow, NULL) == -ELOOP);
+	CHECK(s->untrusted_link == before + 2);
+
+	/* A loop ends. */
+	tpath(loop, "loop");
+	CHECK(!symlink("loop", loop));
+	CHECK(targetfile__open(loop, &follow, NULL) == -ELOOP);
+}
+
 /* A file that is not the mapping's (another inode at its path) is refused
  * before a byte of it is read. */
 static void test_replaced_refused(void)
@@ -371,6 +424,7 @@ int main(void)
 	RUN(test_fifo_refused);
 	RUN(test_device_refused);
 	RUN(test_symlinks_refused);
+	RUN(test_follow_only_roots_links);
 	RUN(test_replaced_refused);
 	RUN(test_rooted);
 	RUN(test_mapped_deleted);
