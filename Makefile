@@ -238,12 +238,13 @@ $(BUILD)/workloads/ownwork: tests/workloads/ownwork.c tests/workloads/nolibc.h |
 
 # The two programs churn execs (tests/workloads/churnexec/spin.c): one
 # source, static, non-PIE, no C library, so both have their spin function
-# at one address; only the function's name differs.
+# at one address; only the function's name differs. Without a C library,
+# they cannot be sanitized either.
 CHURN_EXEC := $(BUILD)/workloads/churn_a $(BUILD)/workloads/churn_b
 $(BUILD)/workloads/churn_a: SPIN_FN = alpha_spin
 $(BUILD)/workloads/churn_b: SPIN_FN = beta_spin
 $(CHURN_EXEC): tests/workloads/churnexec/spin.c tests/workloads/nolibc.h | $(BUILD)/workloads
-	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -DSPIN_FN=$(SPIN_FN) -static -nostdlib \
+	$(CLANG) $(WORKLOAD_BASE) $(WARN) -DSPIN_FN=$(SPIN_FN) -static -nostdlib \
 		-fno-pie -fno-stack-protector -o $@ $<
 
 # Writers export their context symbols in .dynsym, as the ABIs ask.

@@ -5,6 +5,7 @@
  * the wiring and the window; what the window's comments and the summary
  * say is comments.c's, read from the counters gathered here. */
 #include <errno.h>
+#include <inttypes.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -539,6 +540,19 @@ uint64_t capture__total_lost(struct capture *c)
 size_t capture__processes(const struct capture *c)
 {
 	return proctable__count(c->procs);
+}
+
+void capture__describe_caches(struct capture *c, char *buf, size_t len)
+{
+	struct symcache *sc = proctable__symcache(c->procs);
+	uint64_t unused_bytes = 0;
+	size_t unused = symcache__unused(sc, &unused_bytes);
+
+	snprintf(buf, len, "%zu processes; symbol files: %zu held, %zu unused "
+		 "(%" PRIu64 " KiB of symbols), %" PRIu64 " KiB of DWARF; "
+		 "stack table: %zu KiB", proctable__count(c->procs),
+		 symcache__count(sc), unused, unused_bytes >> 10,
+		 symcache__dwarf_bytes(sc) >> 10, stacktab__bytes(c->stacks) >> 10);
 }
 
 void capture__free(struct capture *c)

@@ -123,6 +123,9 @@ uint64_t capture__window_samples(const struct capture *c);
 uint64_t capture__total_samples(const struct capture *c);
 uint64_t capture__total_lost(struct capture *c);
 size_t capture__processes(const struct capture *c);
+/* What the bounded caches hold, for -v: "N processes; symbol files: ..."
+ * into buf. A long run that grows shows here which cache grew. */
+void capture__describe_caches(struct capture *c, char *buf, size_t len);
 /* The process table's counters: perf maps read and refused, and more. */
 /* The same for JIT perf maps: "N not read over the memory budget (...), M
  * refused; ..." into buf, and N + M. */

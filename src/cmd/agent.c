@@ -571,6 +571,21 @@ static void trim_heap(void)
 		malloc_trim(0);
 }
 
+/* What the heap and the bounded caches hold, for -v: a slow climb in a
+ * long run (tests/bench/soak.sh) is told apart here between a leak (in
+ * use), fragmentation (free) and a cache still filling. */
+static void log_memory(struct agent *a)
+{
+	struct mallinfo2 mi = mallinfo2();
+	char caches[320];
+
+	logf_("heap: %zu KiB in use, %zu KiB free in an arena of %zu KiB; "
+	      "%zu KiB in %zu mapped blocks", mi.uordblks >> 10,
+	      mi.fordblks >> 10, mi.arena >> 10, mi.hblkhd >> 10, mi.hblks);
+	capture__describe_caches(a->cap, caches, sizeof(caches));
+	logf_("caches: %s", caches);
+}
+
 /* End of the window that contains now: windows are aligned to the wall
  * clock, so hosts' files line up. */
 static time_t window_end(time_t now, uint64_t window)
@@ -607,15 +622,9 @@ static void end_window(struct agent *a)
 	 * tests/bench/agent_overhead.sh reads both lines. */
 	if (a->cfg.verbose) {
 		uint64_t now = clock__ns(CLOCK_THREAD_CPUTIME_ID);
-		/* What the heap holds and keeps free: a slow climb in a long
-		 * run is told apart here from a leak (in use) or from
-		 * fragmentation (free). */
-		struct mallinfo2 mi = mallinfo2();
 
 		logf_("window work: %.3f ms CPU", (now - cpu0) / 1e6);
-		logf_("heap: %zu KiB in use, %zu KiB free in an arena of %zu KiB; "
-		      "%zu KiB in %zu mapped blocks", mi.uordblks >> 10,
-		      mi.fordblks >> 10, mi.arena >> 10, mi.hblkhd >> 10, mi.hblks);
+		log_memory(a);
 		logf_("window cpu: %.3f ms reading %" PRIu64 " samples "
 		      "(%.1f us each), %.3f ms discovering, %.3f ms in %"
 		      PRIu64 " waits; %.3f ms in all", cpu.read_ns / 1e6,

@@ -9,7 +9,8 @@
 # Prints, per minute and per agent: RSS (MiB, the largest seen that
 # minute), CPU (% of one CPU over the minute), windows written and samples
 # lost (ring buffer full, plus those dropped over --max-memory) so far.
-# Then the verdict on the rule "RSS grows less than 5% after the first 5
+# Then what each agent's heap and caches held at the end of the baseline
+# minute and at the end (its -v lines "heap:" and "caches:"), and the verdict on the rule "RSS grows less than 5% after the first 5
 # minutes" (of 30; for a shorter run, after the first sixth): the largest
 # RSS of the last minute against the largest of that baseline minute.
 # Each agent runs from a copy of the binary, so a rebuild meanwhile does
@@ -123,6 +124,17 @@ done
 
 # The verdict: growth after the baseline minute (5 of 30, a sixth).
 base=$(( (MIN + 5) / 6 ))
+# Where memory went between the baseline and the end: the heap (in use
+# against free) and the bounded caches, as the agents' -v logs say at the
+# window ending the baseline minute and at the last window.
+for f in 19 99; do
+	for what in heap caches; do
+		awk -v k=$((base * 60 / WINDOW)) -v f="$f" -v w="$what" -v m="$base" '
+			$3 == w":" { n++; sub(/^tagprof agent: /, ""); if (n == k) first = $0; last = $0 }
+			END { printf "%s Hz, minute %d: %s\n%s Hz, the end: %s\n", f, m, first, f, last }' \
+			"$TMP/agent$f.log"
+	done
+done
 verdict=PASS
 for f in 19 99; do
 	b=$(awk -v m="$base" '$1 == m { print $2 }' "$TMP/rss$f")
