@@ -13,6 +13,14 @@ trap 'rm -rf "$TAGPROF_E2E_TMP"' EXIT
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
+# rss_unchecked NAME: under the sanitizers (tests/run.sh exports SANITIZE),
+# says that the RSS bound NAME is not checked, and is true: RSS is then
+# mostly ASan's shadow memory and its quarantine of freed blocks, not the
+# program's. The plain make check checks it.
+rss_unchecked() {
+	[ -n "${SANITIZE:-}" ] || return 1
+	skip "$1" "RSS under ASan is mostly its shadow memory and quarantine; the plain build checks this bound"
+}
 
 # Skips every check of the script when BPF cannot be used here.
 need_bpf() {

@@ -467,7 +467,8 @@ int plan__sort(struct plan *p)
 		p->nodes[c->parent].child = ix[i];
 	}
 	free(ix);
-	qsort_r(p->procs, p->nprocs, sizeof(*p->procs), by_attributed, p);
+	if (p->nprocs)	/* qsort's base may not be NULL, even for none */
+		qsort_r(p->procs, p->nprocs, sizeof(*p->procs), by_attributed, p);
 	/* the index maps processes to their old places: it goes stale */
 	hashmap__free(p->proc_ix);
 	p->proc_ix = NULL;

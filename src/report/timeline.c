@@ -419,11 +419,15 @@ static int by_ids(const void *a, const void *b)
 
 void timeline__sort(struct timeline *tl)
 {
+	/* qsort's base may not be NULL, even for no elements: an empty
+	 * timeline has no arrays. */
 	for (size_t i = 0; i < tl->nthreads; i++)
-		qsort(tl->threads[i].s, tl->threads[i].n,
-		      sizeof(*tl->threads[i].s), by_time);
+		if (tl->threads[i].n)
+			qsort(tl->threads[i].s, tl->threads[i].n,
+			      sizeof(*tl->threads[i].s), by_time);
 	/* The index maps threads to their old places: it goes stale. */
-	qsort(tl->threads, tl->nthreads, sizeof(*tl->threads), by_ids);
+	if (tl->nthreads)
+		qsort(tl->threads, tl->nthreads, sizeof(*tl->threads), by_ids);
 	hashmap__free(tl->thread_ix);
 	tl->thread_ix = NULL;
 }

@@ -236,7 +236,9 @@ fi
 
 # --- a chroot: the binary exists only under the process's root ---
 root=$TMP/root
-if command -v chroot >/dev/null && mkdir -p "$root" &&
+if [ -n "${SANITIZE:-}" ]; then
+	skip symbols_chroot "SANITIZE build: the sanitized workload needs /proc, which the chroot has not; the plain build runs it"
+elif command -v chroot >/dev/null && mkdir -p "$root" &&
 	cp "$WORKLOADS/callchain" "$root/callchain" &&
 	for lib in $(ldd "$WORKLOADS/callchain" | grep -o '/[^ ]*'); do
 		mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib" || exit 1

@@ -877,7 +877,7 @@ struct worker {
 	struct ht ht;
 	double spent[NOPS];		/* CPU ns in each operator */
 	double cost[NOPS];		/* CPU ns per row, recent */
-	int64_t sink;
+	uint64_t sink;		/* wraps: only keeps the work from being dropped */
 };
 
 static uint64_t xorshift(uint64_t *s)

@@ -381,6 +381,7 @@ static void *phase_worker(void *arg)
 	while (now_s() < t->to)
 		run_op(t->tag, t->own, 1);
 	tagprof_attach(NULL);
+	tagprof_labels_free(l);
 	return NULL;
 }
 
