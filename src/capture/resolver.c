@@ -136,16 +136,19 @@ static size_t labels(struct resolver *r, const struct proc *p,
 	labels[nl++] = (struct pprof_label){ .key = "tid", .num = s->tid };
 	labels[nl++] = (struct pprof_label){ .key = "cpu", .num = s->cpu,
 					     .num_unit = "cpu" };
-	if (r->x.service_label)
-		labels[nl++] = (struct pprof_label){
-			.key = "service", .str = service_of(r, p, s->pid, comm) };
 	nl += labels__resolve(r->x.cw, &(struct labels_sample){
 		.pid = s->pid, .time_ns = s->time_ns, .kind = s->ctx_kind,
 		.blob = rs->ctx, .size = s->ctx_size, .tag_valid = s->tag_valid,
 		.tag = s->tag, .code = code, .code_leaf = leaf },
 		&(struct labels_buf){
-		labels + nl, MAX_LABELS - nl, r->strs, sizeof(r->strs) },
+		labels + nl, MAX_LABELS - nl - 1, r->strs, sizeof(r->strs) },
 		r->x.labels);
+	/* The service name last (labels are sorted later): it may be the
+	 * process context's, which labels__resolve can read again and so
+	 * free (a use after free the sanitized suite found). */
+	if (r->x.service_label)
+		labels[nl++] = (struct pprof_label){
+			.key = "service", .str = service_of(r, p, s->pid, comm) };
 	return nl;
 }
 
