@@ -366,7 +366,7 @@ tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(CHURN_EXEC) $(LABELPOOL) $(L
 	$(LLVMJIT)
 
 check: tests
-	BUILD=$(BUILD) SANITIZE=$(SANITIZE) bash tests/run.sh
+	BUILD=$(BUILD) SANITIZE=$(SANITIZE) E2E="$(E2E)" bash tests/run.sh
 
 # ==== fuzzing (issue 15): libFuzzer targets over the parsers of untrusted
 # input, each on the agent's own code path (README: Tests) ====

@@ -86,9 +86,14 @@ for t in "$BUILD"/tests/test_*; do
 	san_reports "$name"
 done
 
+# E2E="NAME ..." runs only those end-to-end scripts (tests/e2e/NAME.sh);
+# the unit tests always run. .ci/run's sanitized subset uses it.
 for t in tests/e2e/*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
+	if [ -n "${E2E:-}" ] && [[ " $E2E " != *" $name "* ]]; then
+		continue
+	fi
 	echo "== $name"
 	sanitize_options "$name"
 	timeout 600 bash "$t" >"$LOG/$name.out" 2>"$LOG/$name.err"; rc=$?
