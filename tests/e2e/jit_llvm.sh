@@ -48,11 +48,13 @@ list() {
 }
 check jit_llvm_list list
 
-# hot_loop <- hot_caller (both JIT code) <- spin <- main.
+# hot_loop <- hot_caller (both JIT code) <- spin <- main. What lies below
+# main (libc's start code) is not this check's: in 2 of 7 runs of one day
+# every stack of a run ended at main (the issue 15 note of that day).
 callers() {
 	local chain
 	chain=$(traces "$TMP/llvm.pb.gz" | awk '$2 ~ /^hot_loop;/' | sort -rn | head -1)
-	grep -q ' hot_loop;hot_caller;spin;main;' <<<"$chain" ||
+	grep -Eq ' hot_loop;hot_caller;spin;main(;|$)' <<<"$chain" ||
 		{ echo "hot_loop's commonest stack: $chain"; return 1; }
 }
 check jit_llvm_callers callers
