@@ -13,6 +13,7 @@
  */
 #include "out/retention.h"
 #include "util/grow.h"
+#include "util/sort.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -339,10 +340,8 @@ int retention__enforce(const char *dir, uint64_t max_files,
 	for (i = 0; i < l.n; i++)
 		bytes += l.files[i].size;
 	files = l.n;
-	/* Fixed-width UTC stamps first: name order is time order. (No
-	 * files: no array, and qsort's base may not be NULL.) */
-	if (l.n)
-		qsort(l.files, l.n, sizeof(*l.files), retention__cmp);
+	/* Fixed-width UTC stamps first: name order is time order. */
+	sort__array(l.files, l.n, sizeof(*l.files), retention__cmp);
 	for (i = 0; i < l.n && retention__over(files, bytes, max_files,
 					       max_bytes); i++) {
 		if (unlinkat(dirfd(d), l.files[i].name, 0) == 0) {

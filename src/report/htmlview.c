@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report/htmlview.h"
+#include "util/sort.h"
 
 /* Geometry, in CSS pixels. */
 #define LABEL_W		170	/* lane names */
@@ -106,8 +107,7 @@ static int count_values(struct view *v)
  * HTMLVIEW_MAX_LANES - 1 go to one lane of the rest. */
 static void choose_lanes(struct view *v)
 {
-	if (v->nvals)	/* none: no array, and qsort's base may not be NULL */
-		qsort(v->lanes, v->nvals, sizeof(*v->lanes), by_samples);
+	sort__array(v->lanes, v->nvals, sizeof(*v->lanes), by_samples);
 	v->nlanes = v->nvals;
 	if (v->nvals > HTMLVIEW_MAX_LANES)
 		v->nlanes = HTMLVIEW_MAX_LANES;

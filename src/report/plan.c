@@ -11,6 +11,7 @@
 #include "util/grow.h"
 #include "util/hashmap.h"
 #include "util/utf8.h"
+#include "util/sort.h"
 
 /* ---- the levels ---- */
 
@@ -467,8 +468,7 @@ int plan__sort(struct plan *p)
 		p->nodes[c->parent].child = ix[i];
 	}
 	free(ix);
-	if (p->nprocs)	/* qsort's base may not be NULL, even for none */
-		qsort_r(p->procs, p->nprocs, sizeof(*p->procs), by_attributed, p);
+	sort__array_r(p->procs, p->nprocs, sizeof(*p->procs), by_attributed, p);
 	/* the index maps processes to their old places: it goes stale */
 	hashmap__free(p->proc_ix);
 	p->proc_ix = NULL;

@@ -10,6 +10,7 @@
 #include "util/errbuf.h"
 #include "util/grow.h"
 #include "util/hashmap.h"
+#include "util/sort.h"
 
 /* Frames of one stack, leaf to root: pprof's own limit is none, ours is
  * what tagprof writes at most (127 user + 127 kernel, inlined ones
@@ -419,15 +420,11 @@ static int by_ids(const void *a, const void *b)
 
 void timeline__sort(struct timeline *tl)
 {
-	/* qsort's base may not be NULL, even for no elements: an empty
-	 * timeline has no arrays. */
 	for (size_t i = 0; i < tl->nthreads; i++)
-		if (tl->threads[i].n)
-			qsort(tl->threads[i].s, tl->threads[i].n,
-			      sizeof(*tl->threads[i].s), by_time);
+		sort__array(tl->threads[i].s, tl->threads[i].n,
+			    sizeof(*tl->threads[i].s), by_time);
 	/* The index maps threads to their old places: it goes stale. */
-	if (tl->nthreads)
-		qsort(tl->threads, tl->nthreads, sizeof(*tl->threads), by_ids);
+	sort__array(tl->threads, tl->nthreads, sizeof(*tl->threads), by_ids);
 	hashmap__free(tl->thread_ix);
 	tl->thread_ix = NULL;
 }

@@ -16,6 +16,7 @@
 #include "proc/targetfile.h"
 #include "util/clock.h"
 #include "util/grow.h"
+#include "util/sort.h"
 
 #define FRAMES_MAX 64
 
@@ -439,9 +440,7 @@ void symcache__sweep(struct symcache *c)
 	size_t n, i;
 
 	n = collect_idle(c, &idle);
-	/* No idle file: idle is NULL, which qsort must not get. */
-	if (n > 1)
-		qsort(idle, n, sizeof(*idle), idle_cmp);
+	sort__array(idle, n, sizeof(*idle), idle_cmp);
 	for (i = 0; i < n && over_keep(c, idle[i].sf, now); i++) {
 		if (!hashmap__del(c->files, idle[i].key, idle[i].len, &v))
 			continue;
