@@ -82,6 +82,15 @@ lost() {
 	done
 	awk '{ s += $2 } END { print s + 0 }' "$d.lost"
 }
+# smaps_rss PID: "KiB kind name" per mapping kind: [heap], [stack], other
+# anonymous memory, and each file (all its mappings summed), plus the
+# totals of /proc/PID/status's RssAnon, RssFile and RssShmem.
+smaps_rss() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { n = $6 == "" ? "[anon]" : $6 }
+		/^Rss:/ { k[n] += $2 }
+		END { for (n in k) print k[n], n }' "/proc/$1/smaps" 2>/dev/null
+	awk '/^Rss(Anon|File|Shmem):/ { print $2, $1 }' "/proc/$1/status" 2>/dev/null
+}
 windows() { grep -c 'window: .* files written' "$1" || true; }
 
 printf '%4s | %8s %6s %7s %6s | %8s %6s %7s %6s\n' min 'RSS19' 'CPU19%' 'windows' 'lost' \
@@ -109,6 +118,11 @@ for m in $(seq 1 "$MIN"); do
 		c0[$f]=$c
 	done
 	echo "${line% |}"
+	# Where the RSS is, by mapping: kept for the baseline minute and for
+	# the last, and compared at the end.
+	if [ "$m" -eq $(( (MIN + 5) / 6 )) ] || [ "$m" -eq "$MIN" ]; then
+		for f in 19 99; do smaps_rss "${AG[$f]}" >"$TMP/smaps$f.$m"; done
+	fi
 done
 
 wait "${wl[@]}" 2>/dev/null || true
@@ -134,6 +148,19 @@ for f in 19 99; do
 			END { printf "%s Hz, minute %d: %s\n%s Hz, the end: %s\n", f, m, first, f, last }' \
 			"$TMP/agent$f.log"
 	done
+done
+# The mappings whose RSS changed by 64 KiB or more, baseline to end.
+for f in 19 99; do
+	echo "$f Hz, RSS by mapping, minute $base -> $MIN (KiB; changes of 64 KiB or more, and the totals):"
+	awk 'NR == FNR { a[$2] = $1; next } { b[$2] = $1 }
+		END {
+			for (n in b) if (!(n in a)) a[n] = 0
+			for (n in a) {
+				d = b[n] - a[n]
+				if (n ~ /^Rss/ || d >= 64 || d <= -64)
+					printf "  %8d -> %8d  %+7d  %s\n", a[n], b[n], d, n
+			}
+		}' "$TMP/smaps$f.$base" "$TMP/smaps$f.$MIN" | sort -k4
 done
 verdict=PASS
 for f in 19 99; do
