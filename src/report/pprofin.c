@@ -14,6 +14,7 @@
 #include "report/pprofin.h"
 #include "util/errbuf.h"
 #include "util/hashmap.h"
+#include "util/pbcost.h"
 
 /* The whole file, at most PPROFIN_MAX_BYTES. The user names it: a link
  * is followed, but only a regular file is read (O_NONBLOCK: opening a
@@ -356,7 +357,7 @@ int pprofin__load(struct pprofin *in, const char *path, char *err,
 		  size_t errlen)
 {
 	uint8_t *file = NULL, *raw = NULL;
-	size_t flen = 0, rlen = 0;
+	size_t flen = 0, rlen = 0, left;
 	char why[160] = "";
 	int ret;
 
@@ -390,7 +391,17 @@ int pprofin__load(struct pprofin *in, const char *path, char *err,
 	}
 	budget.max = pprofin__max_decode_bytes();
 	budget.over = false;
-	in->pr = perftools__profiles__profile__unpack(&decode_alloc, rlen, raw);
+	/* Counted first, so that a profile that cannot fit in what is left
+	 * of the budget is refused in one pass over its bytes, not after
+	 * the budget's worth of allocations. */
+	left = budget.used < budget.max ? budget.max - budget.used : 0;
+	if (pbcost__lower_bound(&perftools__profiles__profile__descriptor,
+				raw, rlen, left) > left) {
+		budget.over = true;
+	} else {
+		in->pr = perftools__profiles__profile__unpack(&decode_alloc,
+							      rlen, raw);
+	}
 	free(raw);
 	if (!in->pr && budget.over) {
 		errbuf__set(err, errlen, "%s: decoding it needs more than %zu MiB "

@@ -29,11 +29,12 @@ struct pprofin {
 	int64_t ns_unit;	/* the string "nanoseconds", or -1 */
 };
 
-/* Loads and checks path, a regular file. 0, or -errno / -EINVAL with
- * "PATH: why" in err. */
 /* The decode budget in bytes: TAGPROF_REPORT_MAX_MB, or the default. */
 size_t pprofin__max_decode_bytes(void);
 
+/* Loads and checks path, a regular file. 0, or -errno / -EINVAL with
+ * "PATH: why" in err; -E2BIG when decoding it would take the decode budget
+ * over (refused before decoding where its bytes already say so). */
 int pprofin__load(struct pprofin *in, const char *path, char *err,
 		  size_t errlen);
 void pprofin__free(struct pprofin *in);	/* accepts a zeroed one */
