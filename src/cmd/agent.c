@@ -579,9 +579,10 @@ static void log_memory(struct agent *a)
 	struct mallinfo2 mi = mallinfo2();
 	char caches[320];
 
-	logf_("heap: %zu KiB in use, %zu KiB free in an arena of %zu KiB; "
-	      "%zu KiB in %zu mapped blocks", mi.uordblks >> 10,
-	      mi.fordblks >> 10, mi.arena >> 10, mi.hblkhd >> 10, mi.hblks);
+	logf_("heap: %zu KiB in use, %zu KiB free (%zu pieces) in an arena of "
+	      "%zu KiB; %zu KiB in %zu mapped blocks", mi.uordblks >> 10,
+	      mi.fordblks >> 10, mi.ordblks, mi.arena >> 10, mi.hblkhd >> 10,
+	      mi.hblks);
 	capture__describe_caches(a->cap, caches, sizeof(caches));
 	logf_("caches: %s", caches);
 }
@@ -613,7 +614,7 @@ static void end_window(struct agent *a)
 	}
 	write_window(a, pp, samples);
 	log_budgets(a);
-	pprof__free(pp);
+	capture__recycle(a->cap, pp);
 	capture__sweep(a->cap);
 	trim_heap();
 	/* What a window costs beyond its samples, what they cost, and all
