@@ -519,12 +519,6 @@ void capture__sweep(struct capture *c)
 	proccfg__apply_marks(c->cfg, c->uw);
 }
 
-void capture__recycle(struct capture *c, struct pprof *pp)
-{
-	pprofwin__recycle(c->pw, pp, c->o.max_memory ?
-				     c->o.max_memory / 16 : 1u << 20);
-}
-
 uint64_t capture__window_samples(const struct capture *c)
 {
 	return c->win.samples;
@@ -556,10 +550,9 @@ void capture__describe_caches(struct capture *c, char *buf, size_t len)
 
 	snprintf(buf, len, "%zu processes; symbol files: %zu held, %zu unused "
 		 "(%" PRIu64 " KiB of symbols), %" PRIu64 " KiB of DWARF; "
-		 "stack table: %zu KiB; window profiles: %zu KiB",
-		 proctable__count(c->procs), symcache__count(sc), unused,
-		 unused_bytes >> 10, symcache__dwarf_bytes(sc) >> 10,
-		 stacktab__bytes(c->stacks) >> 10, pprofwin__bytes(c->pw) >> 10);
+		 "stack table: %zu KiB", proctable__count(c->procs),
+		 symcache__count(sc), unused, unused_bytes >> 10,
+		 symcache__dwarf_bytes(sc) >> 10, stacktab__bytes(c->stacks) >> 10);
 }
 
 void capture__free(struct capture *c)

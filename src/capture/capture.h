@@ -82,11 +82,6 @@ void capture__stop(struct capture *c);
  * is kept). */
 struct pprof *capture__take(struct capture *c);
 
-/* Gives back a pprof capture__take returned, once the caller is done
- * with it (pprofwin__recycle): a later window fills it again. One over
- * a sixteenth of the memory bound (1 MiB without one) is freed. */
-void capture__recycle(struct capture *c, struct pprof *pp);
-
 #define CAPTURE_MAX_CONSUMERS 8
 
 /* Free heap kept for the next window rather than given back (malloc_trim,

@@ -614,7 +614,7 @@ static void end_window(struct agent *a)
 	}
 	write_window(a, pp, samples);
 	log_budgets(a);
-	capture__recycle(a->cap, pp);
+	pprof__free(pp);
 	capture__sweep(a->cap);
 	trim_heap();
 	/* What a window costs beyond its samples, what they cost, and all

@@ -26,7 +26,6 @@ struct arena_block {
 
 struct arena {
 	struct arena_block *head;       /* the block being filled */
-	struct arena_block *spare;      /* emptied by pprof__reset */
 };
 
 /* One deduplicated table: records in the arena, ids are index + 1. */
@@ -164,11 +163,7 @@ static void *arena_alloc(struct arena *a, size_t n)
 		}
 		goto carve;
 	}
-	b = a->spare;
-	if (b)
-		a->spare = b->next;
-	else
-		b = arena_block_new(ARENA_BLOCK / sizeof(uint64_t));
+	b = arena_block_new(ARENA_BLOCK / sizeof(uint64_t));
 	if (!b)
 		return NULL;
 	b->next = a->head;
@@ -178,38 +173,13 @@ carve:
 	return b->data + b->used - words;
 }
 
-static void free_blocks(struct arena_block *b)
-{
-	struct arena_block *next;
-
-	for (; b; b = next) {
-		next = b->next;
-		free(b);
-	}
-}
-
 static void arena_free(struct arena *a)
-{
-	free_blocks(a->head);
-	free_blocks(a->spare);
-	a->head = a->spare = NULL;
-}
-
-/* Empties the arena: its standard blocks are kept for what comes next, a
- * big record's own block is freed. */
-static void arena_reset(struct arena *a)
 {
 	struct arena_block *b = a->head, *next;
 
 	for (; b; b = next) {
 		next = b->next;
-		if (b->cap != ARENA_BLOCK / sizeof(uint64_t)) {
-			free(b);
-			continue;
-		}
-		b->used = 0;
-		b->next = a->spare;
-		a->spare = b;
+		free(b);
 	}
 	a->head = NULL;
 }
@@ -226,12 +196,6 @@ static void table_free(struct table *t)
 {
 	hashmap__free(t->ids);
 	free(t->recs);
-}
-
-static void table_clear(struct table *t)
-{
-	hashmap__clear(t->ids);
-	t->n = 0;
 }
 
 /* Id of the record whose key is (key, keylen), or 0. */
@@ -306,11 +270,8 @@ static int set_types(struct pprof *p, const struct pprof_vt *types,
 
 	if (ntypes > SIZE_MAX / (2 * sizeof(*p->type_strs)))
 		return -ENOMEM;
-	if (!p->type_strs || ntypes != p->ntypes) {
-		free(p->type_strs);
-		p->type_strs = malloc((ntypes ? ntypes : 1) * 2 *
-				      sizeof(*p->type_strs));
-	}
+	p->type_strs = malloc((ntypes ? ntypes : 1) * 2 *
+			      sizeof(*p->type_strs));
 	if (!p->type_strs)
 		return -ENOMEM;
 	p->ntypes = ntypes;
@@ -355,62 +316,6 @@ cleanup:
 	pprof__free(p);         /* copes with a partly built p */
 	errno = -err;
 	return NULL;
-}
-
-int pprof__reset(struct pprof *p, const struct pprof_vt *types,
-		 size_t ntypes, struct pprof_vt period_type, int64_t period)
-{
-	if (ntypes && !types)
-		return -EINVAL;
-	table_clear(&p->strs);
-	table_clear(&p->mappings);
-	table_clear(&p->functions);
-	table_clear(&p->locations);
-	table_clear(&p->samples);
-	arena_reset(&p->arena);
-	if (ntypes != p->ntypes) {	/* rows of another width */
-		free(p->values);
-		free(p->events);
-		p->values = NULL;
-		p->events = NULL;
-		p->values_cap = p->events_cap = 0;
-	}
-	/* Flags are or-ed in: the array must read as zeros again. */
-	if (p->map_info)
-		memset(p->map_info, 0, p->map_info_cap);
-	p->ncomments = 0;
-	p->nevents = 0;
-	p->timeline = false;
-	p->time_origin = 0;
-	p->time_nanos = p->duration_nanos = 0;
-	p->str_t = p->str_ns = 0;
-	if (pprof__str(p, "") != 0)
-		return -ENOMEM;
-	p->period = period;
-	return set_types(p, types, ntypes, period_type);
-}
-
-static size_t table_bytes(const struct table *t)
-{
-	return t->cap * sizeof(*t->recs) + hashmap__bytes(t->ids);
-}
-
-size_t pprof__bytes(const struct pprof *p)
-{
-	size_t n = sizeof(*p) + table_bytes(&p->strs) +
-		   table_bytes(&p->mappings) + table_bytes(&p->functions) +
-		   table_bytes(&p->locations) + table_bytes(&p->samples);
-	size_t width = p->ntypes ? p->ntypes : 1;
-
-	for (int list = 0; list < 2; list++)
-		for (const struct arena_block *b = list ? p->arena.spare :
-						      p->arena.head; b; b = b->next)
-			n += sizeof(*b) + b->cap * sizeof(uint64_t);
-	return n + p->comments_cap * sizeof(*p->comments) +
-	       p->values_cap * width * sizeof(*p->values) +
-	       p->scratch_cap * sizeof(*p->scratch) +
-	       p->labels_cap * sizeof(*p->labels) + p->map_info_cap +
-	       p->events_cap * (EVENT_WORDS + width) * sizeof(*p->events);
 }
 
 void pprof__free(struct pprof *p)

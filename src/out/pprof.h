@@ -27,18 +27,6 @@ struct pprof *pprof__new(const struct pprof_vt *types, size_t ntypes,
 			 struct pprof_vt period_type, int64_t period);
 void pprof__free(struct pprof *p);            /* accepts NULL */
 
-/* Makes p what pprof__new with these arguments makes, keeping the memory
- * it has (tables, arrays, arena blocks), so that a profile refilled each
- * window takes no new memory once it has grown to the window's size, and
- * leaves no holes among longer-lived allocations when freed. 0, or
- * -ENOMEM (p must then be freed). */
-int pprof__reset(struct pprof *p, const struct pprof_vt *types,
-		 size_t ntypes, struct pprof_vt period_type, int64_t period);
-
-/* The memory p holds, filled or not (strings and records in its blocks,
- * tables, arrays). */
-size_t pprof__bytes(const struct pprof *p);
-
 int64_t pprof__str(struct pprof *p, const char *s);   /* intern; -1 on ENOMEM */
 
 /* Deduplicated on all arguments; returns the mapping id, 0 on ENOMEM.

@@ -24,21 +24,15 @@ struct pprofwin {
 	size_t nnamed;			/* loctab__named_late ids applied */
 };
 
-/* A window's value columns: samples, and the event's. */
-static void window_types(const struct pprofwin_opts *o,
-			 struct pprof_vt types[2])
-{
-	types[0] = (struct pprof_vt){ "samples", "count" };
-	types[1] = (struct pprof_vt){ o->sample_type, o->sample_unit };
-}
-
 static struct pprof *new_pprof(const struct pprofwin_opts *o)
 {
-	struct pprof_vt types[2];
-	struct pprof *pp;
+	struct pprof_vt types[2] = {
+		{ "samples", "count" },
+		{ o->sample_type, o->sample_unit },
+	};
 
-	window_types(o, types);
-	pp = pprof__new(types, 2, types[1], o->period);
+	struct pprof *pp = pprof__new(types, 2, types[1], o->period);
+
 	if (pp && o->timeline && pprof__set_timeline(pp)) {
 		pprof__free(pp);
 		return NULL;
@@ -296,27 +290,6 @@ int pprofwin__prepare(struct pprofwin *w)
 	if (!w->next)
 		w->next = new_pprof(&w->o);
 	return w->next ? 0 : -ENOMEM;
-}
-
-void pprofwin__recycle(struct pprofwin *w, struct pprof *pp, size_t max_bytes)
-{
-	struct pprof_vt types[2];
-
-	if (!pp)
-		return;
-	window_types(&w->o, types);
-	if (w->next || pprof__bytes(pp) > max_bytes ||
-	    pprof__reset(pp, types, 2, types[1], w->o.period) ||
-	    (w->o.timeline && pprof__set_timeline(pp))) {
-		pprof__free(pp);
-		return;
-	}
-	w->next = pp;
-}
-
-size_t pprofwin__bytes(const struct pprofwin *w)
-{
-	return pprof__bytes(w->pp) + (w->next ? pprof__bytes(w->next) : 0);
 }
 
 struct pprof *pprofwin__take(struct pprofwin *w)

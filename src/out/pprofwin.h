@@ -58,16 +58,4 @@ int pprofwin__prepare(struct pprofwin *w);
  * kept). */
 struct pprof *pprofwin__take(struct pprofwin *w);
 
-/* Gives back a pprof taken, once written: emptied, it is the pprof of a
- * window to come (pprofwin__prepare), which then allocates only what it
- * needs beyond it. The windows' profiles thus stay in the same memory,
- * instead of a new one each window among longer-lived allocations, whose
- * holes the soak saw the heap fragment into (tests/bench/soak.sh). One
- * holding more than max_bytes (after a burst) is freed instead. */
-void pprofwin__recycle(struct pprofwin *w, struct pprof *pp, size_t max_bytes);
-
-/* The memory of the window's pprof and of the one made or given back for
- * the next. */
-size_t pprofwin__bytes(const struct pprofwin *w);
-
 #endif

@@ -174,24 +174,6 @@ void hashmap__free(struct hashmap *m)
 	free(m);
 }
 
-void hashmap__clear(struct hashmap *m)
-{
-	if (owns_keys(m)) {
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->slots[i].hash)
-				free((void *)m->slots[i].key);
-		}
-	}
-	if (m->slots)
-		memset(m->slots, 0, m->cap * sizeof(*m->slots));
-	m->size = 0;
-}
-
-size_t hashmap__bytes(const struct hashmap *m)
-{
-	return m->cap * sizeof(*m->slots);
-}
-
 void hashmap__free_values(struct hashmap *m, void (*free_value)(void *))
 {
 	size_t it = 0;

@@ -34,13 +34,6 @@ void hashmap__free_values(struct hashmap *m, void (*free_value)(void *));
 
 size_t hashmap__size(const struct hashmap *m);   /* number of entries */
 
-/* Removes every entry (freeing copied keys) and keeps the slots, so that
- * a map refilled to the same size allocates nothing. */
-void hashmap__clear(struct hashmap *m);
-
-/* The bytes of its slots (copied keys aside). */
-size_t hashmap__bytes(const struct hashmap *m);
-
 /* Returns true and stores the value in *value (if value != NULL) when key
  * is present; false otherwise. */
 bool hashmap__get(const struct hashmap *m, const void *key, size_t len,

@@ -162,14 +162,15 @@ static int add_ref_samples(struct pprof *p, const struct ref *r)
 
 /* Two mappings, four functions, three locations (one with an inlined
  * frame), three distinct samples, two comments. */
-static const struct pprof_vt ref_period_type = { "cpu", "nanoseconds" };
-
-/* The reference profile's content into p, new or reset: 0 or -1. */
-static int fill_ref(struct pprof *p, struct ref *r)
+static struct pprof *build_ref(struct ref *r)
 {
+	const struct pprof_vt period_type = { "cpu", "nanoseconds" };
+	struct pprof *p = pprof__new(ref_types, 2, period_type, PERIOD);
 	uint64_t fn;
 	int64_t ln;
 
+	if (!p)
+		return NULL;
 	r->m1 = pprof__mapping(p, 0x400000, 0x500000, 0x1000, "/usr/bin/app",
 			       "abcdef0123456789");
 	r->m2 = pprof__mapping(p, 0x7f0000000000, 0x7f0000100000, 0,
@@ -192,16 +193,7 @@ static int fill_ref(struct pprof *p, struct ref *r)
 	r->l3 = pprof__location(p, r->m2, 0x7f0000001234, &fn, NULL, 1);
 	pprof__set_time(p, 1700000000000000000LL, 10000000000LL);
 	if (add_ref_samples(p, r) || pprof__add_comment(p, "tagprof test") ||
-	    pprof__add_comment(p, "cmdline: record -a"))
-		return -1;
-	return 0;
-}
-
-static struct pprof *build_ref(struct ref *r)
-{
-	struct pprof *p = pprof__new(ref_types, 2, ref_period_type, PERIOD);
-
-	if (p && fill_ref(p, r)) {
+	    pprof__add_comment(p, "cmdline: record -a")) {
 		pprof__free(p);
 		return NULL;
 	}
@@ -469,77 +461,6 @@ label_of(const Profile *prof, const Perftools__Profiles__Sample *s,
  * own values and its time as t (ns from the origin); a sample without a
  * time has no t; a label selection keeps the events of its samples; the
  * aggregate mode merges the same samples. */
-/* p's profile, gzipped then inflated: malloc'd, *len bytes. */
-static uint8_t *encoded(const struct pprof *p, size_t *len)
-{
-	uint8_t *gz = NULL, *raw = NULL;
-	size_t gzlen = 0;
-
-	if (!pprof__encode(p, &gz, &gzlen))
-		raw = gunzip(gz, gzlen, len);
-	free(gz);
-	return raw;
-}
-
-/* Another window's worth in p: strings, a timeline, an executable
- * mapping, a comment, a time, and a sample too big for a shared arena
- * block (its own block, which a reset frees). */
-static void fill_other(struct pprof *p)
-{
-	static uint64_t locs[3000];
-	const struct pprof_label lab = { .key = "query", .str = "old" };
-	const int64_t v[2] = { 7, 70 };
-	uint64_t m, fn;
-
-	CHECK(!pprof__set_timeline(p));
-	m = pprof__mapping(p, 0x1000, 0x2000, 0, "/old/binary", "0123");
-	CHECK(m && !pprof__mapping_set_exe(p, m));
-	CHECK(!pprof__mapping_set_info(p, m, true, true, true));
-	fn = pprof__function(p, "old_fn", NULL, "old.c");
-	locs[0] = pprof__location(p, m, 0x1100, &fn, NULL, 1);
-	CHECK(locs[0]);
-	for (size_t i = 1; i < 3000; i++)
-		locs[i] = locs[0];
-	CHECK(!pprof__add_sample_at(p, locs, 3000, v, &lab, 1, 12345));
-	CHECK(!pprof__add_comment(p, "old comment"));
-	pprof__set_time(p, 1, 2);
-	pprof__set_time_origin(p, 99);
-}
-
-/* An emptied pprof (pprof__reset), refilled, encodes byte for byte as a
- * new one filled the same: nothing of what it held shows. Refilled again,
- * it holds no more memory than the first time. */
-static void test_pprof_reset(void)
-{
-	struct pprof *fresh, *p = pprof__new(ref_types, 2, ref_period_type,
-					     PERIOD);
-	uint8_t *want = NULL, *got = NULL;
-	size_t wlen = 0, glen = 0, bytes;
-	struct ref r, r2;
-
-	fresh = build_ref(&r);
-	CHECK(fresh && p);
-	want = encoded(fresh, &wlen);
-	pprof__free(fresh);
-	CHECK(want);
-	fill_other(p);
-	if (check_case_failed)
-		goto out;
-	CHECK(!pprof__reset(p, ref_types, 2, ref_period_type, PERIOD));
-	CHECK(!fill_ref(p, &r2));
-	CHECK(r2.m1 == r.m1 && r2.l3 == r.l3);
-	got = encoded(p, &glen);
-	CHECK(got && glen == wlen && !memcmp(got, want, wlen));
-	bytes = pprof__bytes(p);
-	CHECK(!pprof__reset(p, ref_types, 2, ref_period_type, PERIOD));
-	CHECK(!fill_ref(p, &r2));
-	CHECK(pprof__bytes(p) == bytes);
-out:
-	free(want);
-	free(got);
-	pprof__free(p);
-}
-
 static void test_pprof_timeline(void)
 {
 	struct pprof *p = pprof__new(ref_types, 2, ref_types[1], 1);
@@ -1184,7 +1105,6 @@ int main(void)
 	RUN(test_pprof_dedup);
 	RUN(test_pprof_label_identity);
 	RUN(test_pprof_timeline);
-	RUN(test_pprof_reset);
 	RUN(test_pprof_empty);
 	RUN(test_pprof_scale);
 	RUN(test_pprof_deep_stack);

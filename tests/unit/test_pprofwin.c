@@ -212,12 +212,18 @@ static const struct pprofwin_opts opts = {
 	.service_label = true,
 };
 
-/* The window direct() describes, through w. */
-static void window_of_direct(struct pprofwin *w, struct loctab *lt,
-			     const struct frames *fr)
+static void test_same_as_direct(void)
 {
-	uint32_t locs[4] = { fr->kloc, fr->inl, fr->unknown, fr->other };
+	struct loctab *lt = loctab__new();
+	struct pprofwin *w = pprofwin__new(&opts);
+	struct pprof *got = NULL, *want = direct();
+	struct frames fr;
+	char *a = NULL, *b = NULL;
+	uint32_t locs[4];
 
+	CHECK(lt && w && want && resolve(lt, &fr));
+	locs[0] = fr.kloc, locs[1] = fr.inl, locs[2] = fr.unknown;
+	locs[3] = fr.other;
 	pprofwin__sample(w, &(struct resolved_sample){
 		.pid = 7, .period = 900, .locs = locs, .nlocs = 3,
 		.labels = labels_a, .nlabels = 4, .lt = lt });
@@ -231,18 +237,6 @@ static void window_of_direct(struct pprofwin *w, struct loctab *lt,
 		.start_real_ns = 1700000000000000000ll,
 		.duration_ns = 60000000000ull, .samples = 3, .value = 3000,
 		.dropped = 2, .malformed = 5 });
-}
-
-static void test_same_as_direct(void)
-{
-	struct loctab *lt = loctab__new();
-	struct pprofwin *w = pprofwin__new(&opts);
-	struct pprof *got = NULL, *want = direct();
-	struct frames fr;
-	char *a = NULL, *b = NULL;
-
-	CHECK(lt && w && want && resolve(lt, &fr));
-	window_of_direct(w, lt, &fr);
 	got = pprofwin__take(w);
 	CHECK(got);
 	a = describe_pprof(got);
@@ -262,43 +256,6 @@ static void test_same_as_direct(void)
 	free(a);
 	free(b);
 	pprof__free(got);
-	pprof__free(want);
-	pprofwin__free(w);
-	loctab__free(lt);
-}
-
-/* A pprof given back is, emptied, the pprof of the window after next,
- * which reads as one made new. One over max_bytes is freed instead (the
- * sanitized run sees a leak or a double free otherwise). */
-static void test_recycled(void)
-{
-	struct loctab *lt = loctab__new();
-	struct pprofwin *w = pprofwin__new(&opts);
-	struct pprof *first = NULL, *second, *third = NULL, *want = direct();
-	struct frames fr;
-	char *a = NULL, *b = NULL;
-
-	CHECK(lt && w && want && resolve(lt, &fr));
-	window_of_direct(w, lt, &fr);
-	first = pprofwin__take(w);
-	CHECK(first);
-	pprofwin__recycle(w, first, SIZE_MAX);
-	window_of_direct(w, lt, &fr);
-	second = pprofwin__take(w);
-	CHECK(second && second != first);
-	pprofwin__recycle(w, second, 0);
-	window_of_direct(w, lt, &fr);
-	third = pprofwin__take(w);
-	CHECK(third == first);
-	a = describe_pprof(third);
-	b = describe_pprof(want);
-	CHECK(a && b);
-	if (strcmp(a, b))
-		fprintf(stderr, "  got:\n%s  want:\n%s", a, b);
-	CHECK(!strcmp(a, b));
-	pprofwin__recycle(w, third, SIZE_MAX);
-	free(a);
-	free(b);
 	pprof__free(want);
 	pprofwin__free(w);
 	loctab__free(lt);
@@ -447,7 +404,6 @@ static void test_named_late(void)
 int main(void)
 {
 	RUN(test_same_as_direct);
-	RUN(test_recycled);
 	RUN(test_named_late);
 	RUN(test_generations);
 	RUN(test_lost_only);
