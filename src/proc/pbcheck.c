@@ -5,13 +5,7 @@
 #include <stdbool.h>
 
 #include "proc/pbcheck.h"
-
-enum {
-	WIRE_VARINT = 0,
-	WIRE_I64 = 1,
-	WIRE_LEN = 2,
-	WIRE_I32 = 5,
-};
+#include "util/pbwire.h"
 
 #define NONE PBCHECK_NMSGS	/* a field that is not a message */
 #define SCHEMA_FIELDS 7		/* the schema's highest field number + 1 */
@@ -42,65 +36,6 @@ struct frame {
 	uint8_t msg;
 	size_t end;		/* offset just past the message */
 };
-
-/* A varint of at most 10 bytes that ends before end. */
-static bool read_varint(const uint8_t *buf, size_t end, size_t *pos,
-			uint64_t *v)
-{
-	*v = 0;
-	for (unsigned i = 0; i < 10 && *pos < end; i++) {
-		uint8_t b = buf[(*pos)++];
-
-		*v |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
-}
-
-/* A tag read as protobuf-c reads it (at most 5 bytes, field 0 refused
- * by its first byte), so that both see the same field numbers. */
-static bool read_tag(const uint8_t *buf, size_t end, size_t *pos,
-		     uint64_t *field, unsigned *wire)
-{
-	uint64_t tag;
-
-	if (*pos >= end || !(buf[*pos] & 0xf8))
-		return false;
-	if (end - *pos > 5)
-		end = *pos + 5;
-	if (!read_varint(buf, end, pos, &tag))
-		return false;
-	*field = tag >> 3;
-	*wire = tag & 7;
-	return true;
-}
-
-/* Reads the value of a field of wire type wire: a varint, a fixed-size
- * value, or a length, left in *len with the bytes it counts still at *pos
- * (inside end). false when malformed, or a group or undefined type. */
-static bool read_value(const uint8_t *buf, size_t end, size_t *pos,
-		       unsigned wire, uint64_t *len)
-{
-	uint64_t n;
-
-	*len = 0;
-	switch (wire) {
-	case WIRE_VARINT:
-		return read_varint(buf, end, pos, &n);
-	case WIRE_I64:
-	case WIRE_I32:
-		n = wire == WIRE_I64 ? 8 : 4;
-		if (n > end - *pos)
-			return false;
-		*pos += n;
-		return true;
-	case WIRE_LEN:
-		return read_varint(buf, end, pos, len) && *len <= end - *pos;
-	default:
-		return false;
-	}
-}
 
 int pbcheck__payload(const uint8_t *buf, size_t len, enum pbcheck_msg root)
 {

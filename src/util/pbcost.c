@@ -2,9 +2,7 @@
 #include <stdbool.h>
 
 #include "util/pbcost.h"
-
-/* The protobuf wire types (protobuf.dev, "Encoding"). */
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+#include "util/pbwire.h"
 
 struct count {
 	size_t cost, limit;
@@ -13,20 +11,6 @@ struct count {
 static void add(struct count *c, size_t n)
 {
 	c->cost = n > SIZE_MAX - c->cost ? SIZE_MAX : c->cost + n;
-}
-
-/* A varint of at most 10 bytes at *p, before end. */
-static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	*v = 0;
-	for (unsigned i = 0; i < 10 && *p < end; i++) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << (7 * i);
-		if (!(b & 0x80))
-			return true;
-	}
-	return false;
 }
 
 /* The size of one element of a repeated field of scalar type t, as
@@ -71,24 +55,24 @@ static size_t packed_count(ProtobufCType t, const uint8_t *p, size_t len)
 }
 
 /* Whether wire type wt can carry a field of type t (packed, for a repeated
- * scalar, is WT_LEN). The decoder refuses any other. */
+ * scalar, is WIRE_LEN). The decoder refuses any other. */
 static bool fits(ProtobufCType t, unsigned wt, bool repeated)
 {
 	switch (t) {
 	case PROTOBUF_C_TYPE_MESSAGE:
 	case PROTOBUF_C_TYPE_STRING:
 	case PROTOBUF_C_TYPE_BYTES:
-		return wt == WT_LEN;
+		return wt == WIRE_LEN;
 	default:
-		if (wt == WT_LEN)
+		if (wt == WIRE_LEN)
 			return repeated;
 		if (t == PROTOBUF_C_TYPE_SFIXED64 || t == PROTOBUF_C_TYPE_FIXED64 ||
 		    t == PROTOBUF_C_TYPE_DOUBLE)
-			return wt == WT_I64;
+			return wt == WIRE_I64;
 		if (t == PROTOBUF_C_TYPE_SFIXED32 || t == PROTOBUF_C_TYPE_FIXED32 ||
 		    t == PROTOBUF_C_TYPE_FLOAT)
-			return wt == WT_I32;
-		return wt == WT_VARINT;
+			return wt == WIRE_I32;
+		return wt == WIRE_VARINT;
 	}
 }
 
@@ -97,7 +81,7 @@ static bool fits(ProtobufCType t, unsigned wt, bool repeated)
 static size_t element_cost(const ProtobufCFieldDescriptor *f, unsigned wt,
 			   const uint8_t *value, size_t len)
 {
-	if (wt != WT_LEN)
+	if (wt != WIRE_LEN)
 		return scalar_size(f->type);
 	switch (f->type) {
 	case PROTOBUF_C_TYPE_MESSAGE:
@@ -112,52 +96,34 @@ static size_t element_cost(const ProtobufCFieldDescriptor *f, unsigned wt,
 	}
 }
 
-static void walk(const ProtobufCMessageDescriptor *d, const uint8_t *p,
-		 const uint8_t *end, unsigned depth, struct count *c)
+static void walk(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+		 size_t end, unsigned depth, struct count *c)
 {
-	while (p < end && c->cost <= c->limit) {
+	size_t pos = 0;
+
+	while (pos < end && c->cost <= c->limit) {
 		const ProtobufCFieldDescriptor *f;
-		const uint8_t *value;
-		uint64_t key, len;
+		uint64_t field, len;
+		size_t value;
 		unsigned wt;
 
-		if (!varint(&p, end, &key) || key >> 3 > UINT32_MAX)
-			return;
-		wt = key & 7;
-		value = p;
-		switch (wt) {
-		case WT_VARINT:
-			if (!varint(&p, end, &len))
-				return;
-			break;
-		case WT_I64:
-		case WT_I32:
-			len = wt == WT_I64 ? 8 : 4;
-			if ((size_t)(end - p) < len)
-				return;
-			p += len;
-			break;
-		case WT_LEN:
-			if (!varint(&p, end, &len) || len > (size_t)(end - p))
-				return;
-			value = p;
-			p += len;
-			break;
-		default:	/* groups: not in proto3, and not decoded */
-			return;
-		}
-		f = protobuf_c_message_descriptor_get_field(d, (unsigned)(key >> 3));
+		if (!read_tag(buf, end, &pos, &field, &wt) ||
+		    !read_value(buf, end, &pos, wt, &len))
+			return;		/* groups too: not decoded */
+		value = pos;
+		pos += len;		/* 0 but for WIRE_LEN */
+		f = protobuf_c_message_descriptor_get_field(d, (unsigned)field);
 		if (!f)
 			continue;
 		if (!fits(f->type, wt, f->label == PROTOBUF_C_LABEL_REPEATED))
 			return;
 		if (f->label == PROTOBUF_C_LABEL_REPEATED)
-			add(c, element_cost(f, wt, value, (size_t)len));
+			add(c, element_cost(f, wt, buf + value, (size_t)len));
 		/* A nested message's repeated fields count wherever it is:
 		 * a singular message given twice is merged, its arrays
 		 * joined. */
 		if (f->type == PROTOBUF_C_TYPE_MESSAGE && depth < PBCOST_MAX_DEPTH)
-			walk(f->descriptor, value, value + len, depth + 1, c);
+			walk(f->descriptor, buf + value, (size_t)len, depth + 1, c);
 	}
 }
 
@@ -166,6 +132,6 @@ size_t pbcost__lower_bound(const ProtobufCMessageDescriptor *d,
 {
 	struct count c = { .cost = d->sizeof_message, .limit = limit };
 
-	walk(d, buf, buf + len, 0, &c);
+	walk(d, buf, len, 0, &c);
 	return c.cost;
 }
