@@ -96,6 +96,8 @@ windows() { grep -c 'window: .* files written' "$1" || true; }
 printf '%4s | %8s %6s %7s %6s | %8s %6s %7s %6s\n' min 'RSS19' 'CPU19%' 'windows' 'lost' \
 	'RSS99' 'CPU99%' 'windows' 'lost'
 declare -A c0 peak
+# The baseline minute of the verdict: 5 of 30, a sixth of the run.
+base=$(( (MIN + 5) / 6 ))
 for f in 19 99; do c0[$f]=$(cpu_ticks "${AG[$f]}"); done
 t0=$(date +%s)
 for m in $(seq 1 "$MIN"); do
@@ -120,7 +122,7 @@ for m in $(seq 1 "$MIN"); do
 	echo "${line% |}"
 	# Where the RSS is, by mapping: kept for the baseline minute and for
 	# the last, and compared at the end.
-	if [ "$m" -eq $(( (MIN + 5) / 6 )) ] || [ "$m" -eq "$MIN" ]; then
+	if [ "$m" -eq "$base" ] || [ "$m" -eq "$MIN" ]; then
 		for f in 19 99; do smaps_rss "${AG[$f]}" >"$TMP/smaps$f.$m"; done
 	fi
 done
@@ -136,8 +138,7 @@ for f in 19 99; do
 	echo "$f Hz: heap over --max-memory $(grep -c 'is over max-memory' "$TMP/agent$f.log" || true) times; last window: $(grep 'window: ' "$TMP/agent$f.log" | tail -1 | sed 's/^tagprof agent: //')"
 done
 
-# The verdict: growth after the baseline minute (5 of 30, a sixth).
-base=$(( (MIN + 5) / 6 ))
+# The verdict: growth after the baseline minute (base, above).
 # Where memory went between the baseline and the end: the heap (in use
 # against free) and the bounded caches, as the agents' -v logs say at the
 # window ending the baseline minute and at the last window.
