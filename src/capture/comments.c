@@ -153,6 +153,7 @@ static const struct counter_ref target_files_refs[] = {
 	COUNTER(DEBUGINFO, dwarf_external),
 	COUNTER_PART(NULL, DEBUGINFO, symbols_over_budget),
 	COUNTER_PART("CFI", UNWIND, cfi_too_big),
+	COUNTER(UNWIND, cfi_refused),
 	COUNTER(UNWIND, bins_reset),
 };
 LINE(target_files);
@@ -322,6 +323,7 @@ static const struct counter_ref problems_refs[] = {
 	COUNTER_WITH("stack", UNWIND, cfi_failed, NULL),
 	COUNTER_WITH(NULL, UNWIND, dwfl_failed, NULL),
 	COUNTER_WITH(NULL, UNWIND, cfi_too_big, "of CFI"),
+	COUNTER_WITH(NULL, UNWIND, cfi_refused, NULL),
 };
 static const struct counter_line problems =
 	COUNTER_LINE_NONZERO(problems_refs);

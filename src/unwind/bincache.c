@@ -141,6 +141,8 @@ static void bin_load(struct bincache *c, struct bincache_entry *b,
 		goto fail;
 	}
 	c->bins_bytes += elfimage__bytes(b->img);
+	if (elfimage__cfi_refused(b->img))
+		c->stats->cfi_refused++;
 	b->ok = true;
 	return;
 fail:

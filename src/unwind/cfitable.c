@@ -1,11 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* CFI tables for the kernel's walk (cfitable.h). .eh_frame_hdr's layout is
- * the LSB's (Linux Standard Base Core, "Exception Frame Header"): version
- * 1, the encodings of eh_frame_ptr, fde_count and the table, then
- * eh_frame_ptr, fde_count and fde_count pairs of (initial location, FDE
- * address), sorted by location. GNU ld, gold, lld and mold all write the
- * table as 4-byte signed offsets from the header's start
- * (DW_EH_PE_datarel | DW_EH_PE_sdata4); that is the one read here. */
+/* CFI tables for the kernel's walk (cfitable.h). The FDEs are found through
+ * .eh_frame_hdr's table (ehframehdr.h). */
 #include <dwarf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -15,11 +10,10 @@
 #include "unwind/bincache.h"
 #include "unwind/cfirule.h"
 #include "unwind/cfitable.h"
+#include "unwind/ehframehdr.h"
 #include "util/clock.h"
 #include "util/grow.h"
 
-#define EH_PE_OMIT	0xff
-#define EH_PE_TABLE	0x3b	/* datarel | sdata4 */
 /* The binary is its owner's: its CFI may be made to cost. Each lookup
  * runs the FDE's program from its start, so an FDE of N rows costs N^2:
  * past FDE_ROWS_MAX rows (real ones have a few hundred at most: 472 in
@@ -57,62 +51,29 @@ static int find_hdr(Elf *elf, const uint8_t **bytes, size_t *len,
 	return -ENOENT;
 }
 
-/* Bytes of a pointer in encoding enc (its format, low 4 bits); 0 if
- * unknown. */
-static size_t enc_size(uint8_t enc)
-{
-	switch (enc & 0x0f) {
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		return 4;
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		return 8;
-	}
-	return 0;
-}
-
-static int32_t le32(const uint8_t *p)
-{
-	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-			 (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-}
-
 /* The FDEs' initial locations (file addresses), sorted. */
 static int fde_starts(const uint8_t *h, size_t len, uint64_t hdr_vaddr,
 		      uint64_t **out, size_t *count)
 {
-	size_t pos = 4, ptr_size, n;
+	struct ehframehdr t;
 	uint64_t *locs;
+	int err;
 
-	if (len < 4 || h[0] != 1)
-		return -EINVAL;
-	if (h[2] == EH_PE_OMIT || h[3] != EH_PE_TABLE)
-		return -ENOTSUP;
-	ptr_size = enc_size(h[1]);
-	if (!ptr_size || enc_size(h[2]) != 4 || (h[2] & 0x70))
-		return -ENOTSUP;
-	if (len < pos + ptr_size + 4)
-		return -EINVAL;
-	pos += ptr_size;
-	n = (uint32_t)le32(h + pos);
-	pos += 4;
-	if (!n)
-		return -ENOENT;
-	if (n > (len - pos) / 8)
-		return -EINVAL;
-	locs = malloc(n * sizeof(*locs));
+	err = ehframehdr__read(h, len, hdr_vaddr, &t);
+	if (err)
+		return err;
+	locs = malloc(t.n * sizeof(*locs));
 	if (!locs)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		locs[i] = hdr_vaddr + (int64_t)le32(h + pos + 8 * i);
+	for (size_t i = 0; i < t.n; i++) {
+		locs[i] = ehframehdr__location(&t, i);
 		if (i && locs[i] < locs[i - 1]) {	/* the table must be sorted */
 			free(locs);
 			return -EINVAL;
 		}
 	}
 	*out = locs;
-	*count = n;
+	*count = t.n;
 	return 0;
 }
 
@@ -212,8 +173,12 @@ int cfitable__build(const struct bincache_entry *b, uint32_t max_rows,
 	err = find_hdr(b->elf, &hdr, &len, &hdr_vaddr);
 	if (!err)
 		err = fde_starts(hdr, len, hdr_vaddr, &locs, &n);
-	if (err)
+	if (!err && !n)
+		err = -ENOENT;	/* (ehframehdr__read refuses it first) */
+	if (err) {
+		free(locs);
 		return err;
+	}
 	t->base = locs[0] & ~(uint64_t)(TP_PAGE_SIZE - 1);
 	/* A row at offset 0, so that every page has one in force. */
 	err = add_row(t, &cap, max_rows, t->base, none);

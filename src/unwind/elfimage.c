@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "unwind/cficheck.h"
+#include "unwind/ehframehdr.h"
 #include "unwind/elfimage.h"
 
 #define PHNUM_MAX	4096
@@ -23,6 +25,7 @@ struct elfimage {
 	uint8_t *buf;		/* anonymous mapping of len bytes */
 	size_t len;		/* the file's size */
 	size_t loaded;		/* bytes read into it */
+	const char *cfi_refused;	/* why its CFI was hidden (cficheck.h) */
 };
 
 /* Whether [off, off + len) lies in the file. */
@@ -56,12 +59,56 @@ static bool is_cfi(const char *name)
 	return !strcmp(name, ".eh_frame") || !strcmp(name, ".eh_frame_hdr");
 }
 
+/* The CFI sections that were read, by kind. */
+struct cfi_sections {
+	Elf64_Shdr *frame, *hdr;
+	unsigned int nframes, nhdrs;
+};
+
+static void hide(Elf64_Shdr *sh)
+{
+	if (sh)
+		sh->sh_type = SHT_NOBITS;
+}
+
+/* Leaves libdw only CFI it may read (cficheck.h): one .eh_frame, checked,
+ * with at most one .eh_frame_hdr whose table ehframehdr.h reads (else
+ * libdw searches the .eh_frame itself). Which of two same-named sections
+ * libdw would take is not worth knowing: a binary with two has none. */
+static void check_cfi(struct elfimage *im, struct cfi_sections *s)
+{
+	struct ehframehdr t;
+	const uint8_t *hdr = NULL;
+
+	if (s->nframes != 1 || s->nhdrs > 1) {
+		if (s->nframes > 1 || s->nhdrs > 1)
+			im->cfi_refused = "two .eh_frame or .eh_frame_hdr";
+		hide(s->frame);
+		hide(s->hdr);
+		return;
+	}
+	if (s->hdr && ehframehdr__read(im->buf + s->hdr->sh_offset,
+				       s->hdr->sh_size, s->hdr->sh_addr, &t))
+		hide(s->hdr);
+	else if (s->hdr)
+		hdr = im->buf + s->hdr->sh_offset;
+	im->cfi_refused = cficheck__eh_frame(
+		im->buf + s->frame->sh_offset, s->frame->sh_size,
+		s->frame->sh_addr, hdr, hdr ? s->hdr->sh_size : 0,
+		hdr ? s->hdr->sh_addr : 0, NULL);
+	if (im->cfi_refused) {
+		hide(s->frame);
+		hide(s->hdr);
+	}
+}
+
 /* Section names, then the sections unwinding reads; the others become
  * NOBITS in the image. */
 static int load_sections(struct elfimage *im, int fd, const Elf64_Ehdr *eh)
 {
 	Elf64_Shdr *sh;
 	const Elf64_Shdr *names;
+	struct cfi_sections cs = { 0 };
 	uint64_t cfi = 0;
 	size_t n = eh->e_shnum;
 	int err;
@@ -106,14 +153,23 @@ static int load_sections(struct elfimage *im, int fd, const Elf64_Ehdr *eh)
 		} else {
 			sh[i].sh_type = SHT_NOBITS;
 		}
+		if (want && sh[i].sh_type == SHT_PROGBITS &&
+		    !strcmp(name, ".eh_frame")) {
+			cs.frame = &sh[i];
+			cs.nframes++;
+		} else if (want && sh[i].sh_type == SHT_PROGBITS) {
+			cs.hdr = &sh[i];
+			cs.nhdrs++;
+		}
 	}
+	check_cfi(im, &cs);
 	return 0;
 }
 
 static int load_image(struct elfimage *im, int fd)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)im->buf;
-	const Elf64_Phdr *ph;
+	Elf64_Phdr *ph;
 	int err;
 
 	err = load(im, fd, 0, sizeof(*eh));
@@ -128,8 +184,13 @@ static int load_image(struct elfimage *im, int fd)
 	err = load(im, fd, eh->e_phoff, eh->e_phnum * sizeof(*ph));
 	if (err)
 		return err;
-	ph = (const Elf64_Phdr *)(im->buf + eh->e_phoff);
+	ph = (Elf64_Phdr *)(im->buf + eh->e_phoff);
 	for (size_t i = 0; i < eh->e_phnum; i++) {
+		/* libdw finds CFI through PT_GNU_EH_FRAME when no .eh_frame
+		 * section has bytes: hidden, or none, where the segment could
+		 * name any bytes of the image as CFI. */
+		if (ph[i].p_type == PT_GNU_EH_FRAME)
+			ph[i].p_type = PT_NULL;
 		if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > NOTE_MAX)
 			continue;
 		err = load(im, fd, ph[i].p_offset, ph[i].p_filesz);
@@ -175,6 +236,11 @@ struct elfimage *elfimage__read(int fd, uint64_t size)
 Elf *elfimage__elf(struct elfimage *im)
 {
 	return elf_memory((char *)im->buf, im->len);
+}
+
+const char *elfimage__cfi_refused(const struct elfimage *im)
+{
+	return im->cfi_refused;
 }
 
 size_t elfimage__bytes(const struct elfimage *im)

@@ -7,9 +7,12 @@
  * program and section headers, section names, notes, .eh_frame and
  * .eh_frame_hdr are read (pread) at their offsets; the rest stays unread
  * zero pages that cost nothing. Every other section is marked SHT_NOBITS in
- * the image's own section headers, so libelf gives no bytes for it. libelf
- * reads the image with elf_memory: one image serves the leaf checks and
- * every process's libdwfl module of that file, and holds no descriptor.
+ * the image's own section headers, so libelf gives no bytes for it; so are
+ * .eh_frame and .eh_frame_hdr if libdw may not read them (cficheck.h).
+ * PT_GNU_EH_FRAME is made PT_NULL, so libdw finds CFI only through the
+ * sections. libelf reads the image with elf_memory: one image serves the
+ * leaf checks and every process's libdwfl module of that file, and holds
+ * no descriptor.
  *
  * Only 64-bit little-endian x86-64 files are read. */
 #ifndef TAGPROF_ELFIMAGE_H
@@ -31,6 +34,10 @@ struct elfimage *elfimage__read(int fd, uint64_t size);
 /* A new libelf descriptor over the image; elf_end it before the image's
  * last reference goes. */
 Elf *elfimage__elf(struct elfimage *im);
+
+/* Why the file's CFI was hidden from libdw (cficheck.h), or NULL: it has
+ * none, or libdw may read it. */
+const char *elfimage__cfi_refused(const struct elfimage *im);
 
 /* Bytes of heap the image holds (what was read). */
 size_t elfimage__bytes(const struct elfimage *im);

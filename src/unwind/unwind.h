@@ -44,6 +44,9 @@ struct tp_uregs;
 	/* binaries whose CFI is over ELFIMAGE_CFI_MAX (16 MiB), each	\
 	   once (again after a cache reset) */				\
 	X(cfi_too_big, "binaries over 16 MiB")				\
+	/* binaries whose CFI libdw may not read (cficheck.h), each	\
+	   once (again after a cache reset) */				\
+	X(cfi_refused, "binaries with CFI refused")			\
 	/* binary images all dropped (count, bytes) */			\
 	X(bins_reset, "cache resets")					\
 	/* `auto` marks put in force as CFI tables in the kernel */	\

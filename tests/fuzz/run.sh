@@ -30,7 +30,7 @@ for n in "${names[@]}"; do
 	log=$BUILD/fuzz/$n.log
 	mkdir -p "$new" "tests/fuzz/corpus/$n"
 	# shellcheck disable=SC2086
-	if "$bin" -max_total_time="$SECS" -print_final_stats=1 $SEED $RUNS \
+	if "$bin" -max_total_time="$SECS" -malloc_limit_mb=512 -print_final_stats=1 $SEED $RUNS \
 		-artifact_prefix="$BUILD/fuzz/crash-$n-" "$new" "tests/fuzz/corpus/$n" \
 		>"$log" 2>&1; then
 		execs=$(awk '/stat::number_of_executed_units:/ { print $2 }' "$log")
