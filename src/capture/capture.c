@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "capture/capture.h"
+#include "capture/cfiload.h"
 #include "capture/comments.h"
 #include "capture/counters.h"
 #include "capture/labels.h"
@@ -547,12 +548,17 @@ void capture__describe_caches(struct capture *c, char *buf, size_t len)
 	struct symcache *sc = proctable__symcache(c->procs);
 	uint64_t unused_bytes = 0;
 	size_t unused = symcache__unused(sc, &unused_bytes);
+	struct cfiload_usage cu;
 
+	proccfg__cfi_usage(c->cfg, &cu);
 	snprintf(buf, len, "%zu processes; symbol files: %zu held, %zu unused "
 		 "(%" PRIu64 " KiB of symbols), %" PRIu64 " KiB of DWARF; "
-		 "stack table: %zu KiB", proctable__count(c->procs),
-		 symcache__count(sc), unused, unused_bytes >> 10,
-		 symcache__dwarf_bytes(sc) >> 10, stacktab__bytes(c->stacks) >> 10);
+		 "stack table: %zu KiB; kernel CFI: %zu tables (%zu unused), "
+		 "%" PRIu64 " rows in use of %" PRIu64 " ever used",
+		 proctable__count(c->procs), symcache__count(sc), unused,
+		 unused_bytes >> 10, symcache__dwarf_bytes(sc) >> 10,
+		 stacktab__bytes(c->stacks) >> 10, cu.tables, cu.unused,
+		 cu.rows, cu.rows_top);
 }
 
 void capture__free(struct capture *c)

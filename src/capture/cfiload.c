@@ -10,16 +10,50 @@
 #include "sample_event.h"
 #include "unwind/cfitable.h"
 #include "unwind/unwind.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
+#include "util/ranges.h"
+
+/* A table no process uses any more is kept, in case one comes back,
+ * until its space is wanted or IDLE_KEEP of them are kept; and at least
+ * IDLE_GRACE_NS, because a walk that read a process's mappings just before
+ * they were deleted may still be reading the table (BPF programs run for
+ * microseconds). */
+#define IDLE_GRACE_NS	(1000ull * 1000 * 1000)
+#define IDLE_KEEP	256
+
+/* A binary's table as written: its slot, the file address of its row
+ * offset 0, and the space it takes; how many mappings of walked processes
+ * name it. */
+struct loaded {
+	uint64_t key[2];	/* the binary's (dev, ino) */
+	uint32_t slot;		/* TP_CFI_NO_TABLE: it has none, and is
+				   remembered so, not built again */
+	uint64_t base;
+	uint32_t row, nrows, page, npages;	/* npages + 1 entries */
+	uint32_t refs;
+	uint64_t idle_ns;	/* when refs fell to 0 */
+};
+
+/* A walked process: the tables its entry in the kernel names, one per
+ * mapping that has one. */
+struct cfiproc {
+	uint32_t n;
+	struct loaded *ld[TP_CFI_MAPS];
+};
 
 struct cfiload {
 	struct sampler *s;
 	struct sampler_cfi t;		/* mapped on first use (rows set) */
-	struct hashmap *bins;		/* (dev, ino) -> bin slot */
-	struct hashmap *procs;		/* pids written */
-	uint32_t rows, pages, nbins;	/* used so far */
+	struct hashmap *bins;		/* (dev, ino) -> struct loaded * */
+	struct hashmap *procs;		/* pid -> struct cfiproc * */
+	struct ranges rows, pages, slots;	/* free space of the arrays */
+	size_t idle;			/* loaded with refs 0 */
 	struct tp_cfi_proc scratch;
 	struct unwind_cfi_map maps[TP_CFI_MAPS];
+	struct loaded *uses[TP_CFI_MAPS];	/* by mapping, in a put */
+	struct loaded *pinned[TP_CFI_MAPS];	/* held through a put */
+	uint32_t npinned;
 };
 
 struct cfiload *cfiload__new(struct sampler *s)
@@ -43,90 +77,160 @@ void cfiload__free(struct cfiload *l)
 	if (!l)
 		return;
 	hashmap__free_values(l->bins, free);
-	hashmap__free(l->procs);
+	hashmap__free_values(l->procs, free);
+	ranges__free(&l->rows);
+	ranges__free(&l->pages);
+	ranges__free(&l->slots);
 	free(l);
 }
 
-/* Takes back all the tables' space: only while no process is walked by
- * CFI, so no walk reads them. */
-static void reset_tables(struct cfiload *l)
+static void use(struct cfiload *l, struct loaded *ld)
 {
-	hashmap__free_values(l->bins, free);
-	l->bins = hashmap__new(0);
-	l->rows = l->pages = l->nbins = 0;
+	if (!ld->refs++)
+		l->idle--;
 }
 
-/* Writes t into the arrays: its rows, its page index, then the slot that
- * names them, so that a walk that finds the slot finds them whole. The
- * arrays are mapped as far as they are used (sampler__cfi_fit). 0,
- * -ENOSPC when t does not fit, or a mapping's -errno. */
-static int write_table(struct cfiload *l, const struct cfitable *t,
-		       uint32_t *slot)
+static void unuse(struct cfiload *l, struct loaded *ld)
 {
-	struct tp_cfi_bin *b;
+	if (--ld->refs)
+		return;
+	ld->idle_ns = clock__mono_ns();
+	l->idle++;
+}
 
-	int err;
-
-	if (l->nbins >= l->t.max_bins || t->nrows > l->t.max_rows - l->rows ||
-	    t->npages + 1 > l->t.max_pages - l->pages)
+/* Takes the space of t's rows, page index and slot into ld: from space
+ * given back, or, if grow, from the top. 0 or -ENOSPC. */
+static int take_space(struct cfiload *l, const struct cfitable *t,
+		      struct loaded *ld, bool grow)
+{
+	if (ranges__take(&l->rows, t->nrows, grow, &ld->row))
 		return -ENOSPC;
-	err = sampler__cfi_fit(l->s, l->rows + t->nrows,
-			       l->pages + t->npages + 1, l->nbins + 1);
-	if (err)
-		return err;
-	memcpy(&l->t.rows[l->rows], t->rows, t->nrows * sizeof(*t->rows));
-	for (uint32_t i = 0; i <= t->npages; i++)
-		l->t.pages[l->pages + i] = t->pages[i];
-	b = &l->t.bins[l->nbins];
-	b->row = l->rows;
-	b->nrows = t->nrows;
-	b->page = l->pages;
-	b->npages = t->npages;
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	*slot = l->nbins++;
-	l->rows += t->nrows;
-	l->pages += t->npages + 1;
+	if (ranges__take(&l->pages, t->npages + 1, grow, &ld->page)) {
+		ranges__give(&l->rows, ld->row, t->nrows);
+		return -ENOSPC;
+	}
+	if (ranges__take(&l->slots, 1, grow, &ld->slot)) {
+		ranges__give(&l->rows, ld->row, t->nrows);
+		ranges__give(&l->pages, ld->page, t->npages + 1);
+		return -ENOSPC;
+	}
+	ld->nrows = t->nrows;
+	ld->npages = t->npages;
 	return 0;
 }
 
-/* A binary's table as written: its slot, and the file address of its row
- * offset 0. */
-struct loaded {
-	uint32_t slot;		/* TP_CFI_NO_TABLE: it has none, and is
-				   remembered so, not built again */
-	uint64_t base;
-};
+static void give_ranges(struct cfiload *l, struct loaded *ld)
+{
+	ranges__give(&l->rows, ld->row, ld->nrows);
+	ranges__give(&l->pages, ld->page, ld->npages + 1);
+	ranges__give(&l->slots, ld->slot, 1);
+	ld->slot = TP_CFI_NO_TABLE;
+}
 
-/* Whether m's binary's table was built before: then *out is it. */
-static bool cached_table(struct cfiload *l, const struct unwind_cfi_map *m,
-			 struct loaded *out)
+/* Takes back a written table's space. */
+static void give_space(struct cfiload *l, struct loaded *ld)
+{
+	if (ld->slot == TP_CFI_NO_TABLE)
+		return;
+	l->t.bins[ld->slot] = (struct tp_cfi_bin){ 0 };
+	give_ranges(l, ld);
+}
+
+/* Forgets the tables no process has used for IDLE_GRACE_NS, giving back
+ * their space. Returns how many. */
+static size_t drop_idle(struct cfiload *l)
+{
+	uint64_t now = clock__mono_ns(), v;
+	struct loaded **gone;
+	size_t it = 0, n = 0;
+
+	if (!l->idle)
+		return 0;
+	gone = malloc(l->idle * sizeof(*gone));
+	if (!gone)
+		return 0;
+	while (n < l->idle && hashmap__next(l->bins, &it, NULL, NULL, &v)) {
+		struct loaded *ld = (struct loaded *)(uintptr_t)v;
+
+		if (!ld->refs && now - ld->idle_ns >= IDLE_GRACE_NS)
+			gone[n++] = ld;
+	}
+	for (size_t i = 0; i < n; i++) {
+		give_space(l, gone[i]);
+		hashmap__del(l->bins, gone[i]->key, sizeof(gone[i]->key), NULL);
+		free(gone[i]);
+	}
+	l->idle -= n;
+	free(gone);
+	return n;
+}
+
+/* Writes t into the arrays: its rows, its page index, then the slot that
+ * names them, so that a walk that finds the slot finds them whole. Space
+ * given back is used before the arrays grow, and tables no process uses
+ * are dropped for it first: the arrays are mapped as far as they were
+ * ever used (sampler__cfi_fit), and that counts in the agent's resident
+ * size. 0, -ENOSPC when t does not fit, or a mapping's -errno. */
+static int write_table(struct cfiload *l, const struct cfitable *t,
+		       struct loaded *ld)
+{
+	struct tp_cfi_bin *b;
+	int err;
+
+	err = take_space(l, t, ld, false);
+	if (err && drop_idle(l))
+		err = take_space(l, t, ld, false);
+	if (err)
+		err = take_space(l, t, ld, true);
+	if (err)
+		return err;
+	err = sampler__cfi_fit(l->s, l->rows.top, l->pages.top,
+			       l->slots.top);
+	if (err) {
+		give_ranges(l, ld);	/* not mapped: nothing written */
+		return err;
+	}
+	memcpy(&l->t.rows[ld->row], t->rows, t->nrows * sizeof(*t->rows));
+	for (uint32_t i = 0; i <= t->npages; i++)
+		l->t.pages[ld->page + i] = t->pages[i];
+	b = &l->t.bins[ld->slot];
+	b->row = ld->row;
+	b->nrows = t->nrows;
+	b->page = ld->page;
+	b->npages = t->npages;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return 0;
+}
+
+/* m's binary's table if it was built before. */
+static struct loaded *cached_table(struct cfiload *l,
+				   const struct unwind_cfi_map *m)
 {
 	uint64_t v;
 
-	if (!l->bins || !hashmap__get(l->bins, m->key, sizeof(m->key), &v))
-		return false;
-	*out = *(struct loaded *)(uintptr_t)v;
-	return true;
+	if (!hashmap__get(l->bins, m->key, sizeof(m->key), &v))
+		return NULL;
+	return (struct loaded *)(uintptr_t)v;
 }
 
 /* Builds and writes the table of m's binary, which has none yet (not
  * cached_table): remembered, also when the binary turns out to have no
- * table, so it is not built again. -ENOSPC when it does not fit, -ENOMEM. */
+ * table, so it is not built again. 0 and *out, unused yet; -ENOSPC when
+ * it does not fit, -ENOMEM. */
 static int build_table(struct cfiload *l, struct unwinder *u,
-		       const struct unwind_cfi_map *m, struct loaded *out)
+		       const struct unwind_cfi_map *m, struct loaded **out)
 {
 	struct loaded *ld;
 	struct cfitable t;
 	int err;
 
-	if (!l->bins)		/* a reset could not make a new one */
-		return -ENOMEM;
 	ld = calloc(1, sizeof(*ld));
 	if (!ld)
 		return -ENOMEM;
+	memcpy(ld->key, m->key, sizeof(ld->key));
 	ld->slot = TP_CFI_NO_TABLE;
 	if (!unwinder__cfi_table(u, m->bin, &t)) {
-		err = write_table(l, &t, &ld->slot);
+		err = write_table(l, &t, ld);
 		ld->base = t.base;
 		cfitable__free(&t);
 		if (err) {
@@ -134,11 +238,52 @@ static int build_table(struct cfiload *l, struct unwinder *u,
 			return err;
 		}
 	}
-	if (hashmap__put(l->bins, m->key, sizeof(m->key), (uintptr_t)ld)) {
-		free(ld);	/* written, but not remembered: space lost */
+	if (hashmap__put(l->bins, ld->key, sizeof(ld->key), (uintptr_t)ld)) {
+		give_space(l, ld);
+		free(ld);
 		return -ENOMEM;
 	}
-	*out = *ld;
+	ld->idle_ns = clock__mono_ns();
+	l->idle++;
+	*out = ld;
+	return 0;
+}
+
+/* Writes pid's mappings p into the kernel, n of them, naming the tables
+ * uses[0..n) (NULL where none), and counts them as used by pid in place
+ * of what it named before. 0 or -errno. */
+static int write_proc(struct cfiload *l, uint32_t pid,
+		      const struct tp_cfi_proc *p, long n)
+{
+	struct cfiproc *rec;
+	uint64_t v;
+	int err;
+
+	/* Recorded before the kernel has the entry: cfiload__drop then
+	 * finds it whatever happens next. */
+	if (hashmap__get(l->procs, &pid, sizeof(pid), &v)) {
+		rec = (struct cfiproc *)(uintptr_t)v;
+	} else {
+		rec = calloc(1, sizeof(*rec));
+		if (!rec)
+			return -ENOMEM;
+		if (hashmap__put(l->procs, &pid, sizeof(pid), (uintptr_t)rec)) {
+			free(rec);
+			return -ENOMEM;
+		}
+	}
+	err = sampler__write_cfi_proc(l->s, pid, p);
+	if (err)
+		return err;
+	for (long i = 0; i < n; i++)
+		if (l->uses[i])
+			use(l, l->uses[i]);
+	for (uint32_t i = 0; i < rec->n; i++)
+		unuse(l, rec->ld[i]);
+	rec->n = 0;
+	for (long i = 0; i < n; i++)
+		if (l->uses[i])
+			rec->ld[rec->n++] = l->uses[i];
 	return 0;
 }
 
@@ -168,22 +313,27 @@ static void build_order(const struct unwind_cfi_map *maps, long n,
 	}
 }
 
-int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
+/* Holds ld through a put, so that a table built meanwhile does not take
+ * its space (drop_idle) before the process's entry names it. */
+static void pin(struct cfiload *l, struct loaded *ld)
+{
+	use(l, ld);
+	l->pinned[l->npinned++] = ld;
+}
+
+/* Writes pid's mappings and builds the tables wanted that are missing
+ * (cfiload__put), all that it uses pinned. */
+static int put_pinned(struct cfiload *l, struct unwinder *u, uint32_t pid)
 {
 	struct tp_cfi_proc *p = &l->scratch;
 	uint8_t order[TP_CFI_MAPS];
 	bool done[TP_CFI_MAPS];
-	struct loaded ld;
+	struct loaded *ld;
 	uint64_t start_ns;
 	long n;
 	int err;
 
 	_Static_assert(TP_CFI_MAPS <= 256, "order holds a byte per mapping");
-	if (!l->t.rows) {
-		err = sampler__cfi_tables(l->s, &l->t);
-		if (err)
-			return err;
-	}
 	n = unwinder__cfi_maps(u, pid, &start_ns, l->maps, TP_CFI_MAPS);
 	if (n < 0)
 		return -ESRCH;
@@ -192,11 +342,15 @@ int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
 	/* The tables built before (for another process, or before the
 	 * mappings changed) first: they cost nothing. */
 	for (long i = 0; i < n; i++) {
-		ld = (struct loaded){ .slot = TP_CFI_NO_TABLE };
-		done[i] = !l->maps[i].bin || cached_table(l, &l->maps[i], &ld);
+		ld = l->maps[i].bin ? cached_table(l, &l->maps[i]) : NULL;
+		done[i] = !l->maps[i].bin || ld;
+		l->uses[i] = ld;
+		if (ld)
+			pin(l, ld);
 		p->m[i] = (struct tp_cfi_map){
 			.start = l->maps[i].start, .end = l->maps[i].end,
-			.base = l->maps[i].bias + ld.base, .bin = ld.slot };
+			.base = l->maps[i].bias + (ld ? ld->base : 0),
+			.bin = ld ? ld->slot : TP_CFI_NO_TABLE };
 	}
 	/* A table takes milliseconds to build (libc's 8 here, a big
 	 * server's tens): the process is walked from the first one in,
@@ -216,28 +370,77 @@ int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
 			p->m[i].bin = TP_CFI_LATER;
 			continue;
 		}
-		err = build_table(l, u, &l->maps[i], &ld);
-		if (err)
-			return err;
-		p->m[i].base = l->maps[i].bias + ld.base;
-		p->m[i].bin = ld.slot;
+		/* A binary mapped in pieces: built for an earlier one. */
+		ld = cached_table(l, &l->maps[i]);
+		if (!ld) {
+			err = build_table(l, u, &l->maps[i], &ld);
+			if (err)
+				return err;
+		}
+		pin(l, ld);
+		l->uses[i] = ld;
+		p->m[i].base = l->maps[i].bias + ld->base;
+		p->m[i].bin = ld->slot;
 		if (k + 1 < n) {
-			err = sampler__write_cfi_proc(l->s, pid, p);
+			err = write_proc(l, pid, p, n);
 			if (err)
 				return err;
 		}
 	}
-	err = sampler__write_cfi_proc(l->s, pid, p);
-	if (err)
-		return err;
-	return hashmap__put(l->procs, &pid, sizeof(pid), 1) ? -ENOMEM : 0;
+	return write_proc(l, pid, p, n);
+}
+
+int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
+{
+	int err;
+
+	if (!l->t.rows) {
+		err = sampler__cfi_tables(l->s, &l->t);
+		if (err)
+			return err;
+		ranges__init(&l->rows, l->t.max_rows);
+		ranges__init(&l->pages, l->t.max_pages);
+		ranges__init(&l->slots, l->t.max_bins);
+	}
+	l->npinned = 0;
+	err = put_pinned(l, u, pid);
+	while (l->npinned)
+		unuse(l, l->pinned[--l->npinned]);
+	if (l->idle > IDLE_KEEP)
+		drop_idle(l);
+	return err;
 }
 
 void cfiload__drop(struct cfiload *l, uint32_t pid)
 {
-	if (!hashmap__del(l->procs, &pid, sizeof(pid), NULL))
+	struct cfiproc *rec;
+	uint64_t v;
+
+	if (!hashmap__del(l->procs, &pid, sizeof(pid), &v))
 		return;
 	sampler__delete_cfi_proc(l->s, pid);
-	if (!hashmap__size(l->procs) && l->rows > l->t.max_rows / 2)
-		reset_tables(l);
+	rec = (struct cfiproc *)(uintptr_t)v;
+	for (uint32_t i = 0; i < rec->n; i++)
+		unuse(l, rec->ld[i]);
+	free(rec);
+	if (l->idle > IDLE_KEEP)
+		drop_idle(l);
+}
+
+void cfiload__usage(const struct cfiload *l, struct cfiload_usage *out)
+{
+	size_t it = 0;
+	uint64_t v;
+
+	*out = (struct cfiload_usage){
+		.rows = l->rows.top - ranges__free_below_top(&l->rows),
+		.rows_top = l->rows.top };
+	while (hashmap__next(l->bins, &it, NULL, NULL, &v)) {
+		const struct loaded *ld = (const struct loaded *)(uintptr_t)v;
+
+		if (ld->slot == TP_CFI_NO_TABLE)
+			continue;
+		out->tables++;
+		out->unused += !ld->refs;
+	}
 }

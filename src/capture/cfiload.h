@@ -3,12 +3,14 @@
  * per-process settings that turn the walk on. A process marked by `auto`
  * gets its executable mappings written, each naming the table of its
  * binary; a binary's table is built (by the unwinder) and written into the
- * shared arrays once, and stays while any process may use it. Space is
- * taken in order; once no process is walked by CFI any more, and the
- * arrays are past half full, they are taken back whole. */
+ * shared arrays once, and stays while any walked process maps it. One no
+ * process maps is kept for a while, in case one comes back, and its space
+ * goes to a new table before the arrays grow: the part of the arrays ever
+ * used is mapped into the agent, and counts in its resident size. */
 #ifndef TAGPROF_CFILOAD_H
 #define TAGPROF_CFILOAD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct cfiload;
@@ -25,6 +27,15 @@ void cfiload__free(struct cfiload *l);		/* accepts NULL */
  * the process is not known or has over TP_CFI_MAPS mappings, ENOSPC the
  * tables' memory is full, ENOMEM. */
 int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid);
+
+/* What the tables hold: tables written (unused: no walked process maps
+ * its binary), and rows in use against the rows ever used, which the
+ * agent has mapped. */
+struct cfiload_usage {
+	size_t tables, unused;
+	uint64_t rows, rows_top;
+};
+void cfiload__usage(const struct cfiload *l, struct cfiload_usage *out);
 
 /* pid is no longer walked by CFI. */
 void cfiload__drop(struct cfiload *l, uint32_t pid);

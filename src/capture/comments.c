@@ -322,8 +322,8 @@ static const struct counter_ref problems_refs[] = {
 	COUNTER_WITH("user stack", TP, ustack_failed, NULL),
 	COUNTER_WITH("stack", UNWIND, cfi_failed, NULL),
 	COUNTER_WITH(NULL, UNWIND, dwfl_failed, NULL),
-	COUNTER_WITH(NULL, UNWIND, cfi_too_big, "of CFI"),
 	COUNTER_WITH(NULL, UNWIND, cfi_refused, NULL),
+	COUNTER_WITH(NULL, UNWIND, cfi_too_big, "of CFI"),
 };
 static const struct counter_line problems =
 	COUNTER_LINE_NONZERO(problems_refs);

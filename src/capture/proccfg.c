@@ -229,3 +229,11 @@ void proccfg__apply_marks(struct proccfg *c, struct unwinder *u)
 				unwinder__mark_refused(u, m[i].pid, m[i].copy);
 		}
 }
+
+void proccfg__cfi_usage(const struct proccfg *c, struct cfiload_usage *out)
+{
+	if (c->cfi)
+		cfiload__usage(c->cfi, out);
+	else
+		*out = (struct cfiload_usage){ 0 };
+}

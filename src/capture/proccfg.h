@@ -48,6 +48,10 @@ int proccfg__set_unwind(struct proccfg *c, uint32_t pid, int how);
  * in force before the next sample is handled. */
 void proccfg__apply_marks(struct proccfg *c, struct unwinder *u);
 
+/* The kernel's CFI tables (cfiload__usage); zeros without them. */
+struct cfiload_usage;
+void proccfg__cfi_usage(const struct proccfg *c, struct cfiload_usage *out);
+
 /* The value held for pid, or NULL: what the map holds once attached. */
 const struct tp_proc_cfg *proccfg__get(const struct proccfg *c, uint32_t pid);
 

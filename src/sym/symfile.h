@@ -34,8 +34,11 @@
 #define SYMCACHE_SYMBOLS_SHARE	4
 /* Files no binary refers to are kept this long, at most this many, and
  * their symbol tables within this many bytes: an eighth of max-memory
- * once it is set (their DWARF stays within the DWARF budget above). */
-#define SYMCACHE_KEEP_NS	(600ull * 1000000000)
+ * once it is set (their DWARF stays within the DWARF budget above). Two
+ * minutes spare a program run again and again its reloads, and bound what
+ * rarely seen programs hold: with ten, they kept adding files held for the
+ * first ten minutes of a long run (tests/bench/soak.sh). */
+#define SYMCACHE_KEEP_NS	(120ull * 1000000000)
 #define SYMCACHE_KEEP_FILES	64
 #define SYMCACHE_KEEP_BYTES	(8ull << 20)
 #define SYMCACHE_KEEP_SHARE	8

@@ -385,6 +385,8 @@ const char *cficheck__eh_frame(const uint8_t *frame, size_t len,
 	why = walk(&c);
 	if (!why && hdr)
 		why = table(&c, frame_vaddr, hdr, hdr_len, hdr_vaddr);
+	else if (!why && c.seen.fdes > CFICHECK_SCAN_FDES_MAX)
+		why = "over 4096 FDEs without a search table";
 	if (seen)
 		*seen = c.seen;
 	hashmap__free(c.cies);

@@ -20,7 +20,8 @@
  * instructions, the FDE's instructions) must hold only the DWARF 5 and GNU
  * opcodes, with every register under CFICHECK_REG_MAX, remember_state
  * nested at most CFICHECK_DEPTH_MAX deep and expressions of at most
- * CFICHECK_EXPR_MAX bytes (CFICHECK_EXPRS_MAX in all). A binary that
+ * CFICHECK_EXPR_MAX bytes (CFICHECK_EXPRS_MAX in all); and without a
+ * search table, at most CFICHECK_SCAN_FDES_MAX FDEs. A binary that
  * fails keeps no CFI: its frames are walked by frame pointers. The system's
  * own binaries all pass (tests/unit/test_cficheck.c checks them, and
  * prints the largest values they use). */
@@ -34,6 +35,9 @@
 #define CFICHECK_DEPTH_MAX	16	/* remember_state nesting */
 #define CFICHECK_EXPR_MAX	256	/* bytes of one expression */
 #define CFICHECK_EXPRS_MAX	(256u << 10)	/* of all of them */
+/* Without a search table libdw scans the .eh_frame and keeps every FDE it
+ * passes (~100 bytes each): the binaries without one have none. */
+#define CFICHECK_SCAN_FDES_MAX	4096
 
 /* The largest values a check met, for the test over the system's files. */
 struct cficheck_seen {

@@ -9,10 +9,12 @@
 # by a perf map, recursion past the 127-frame cap, and a frame-pointer
 # function whose callee saves and clobbers rbp, a library (zlib) that
 # the stacks reach only late; and nofp_chain without the check, for the
-# ring-buffer bytes a sample costs.
+# ring-buffer bytes a sample costs. Last, the tables' space: binaries no
+# process runs any more give theirs to new ones.
 . "$(dirname "$0")/../lib.sh"
 CASES="signal plt jit deep mixed late"
-names=(unwind_kernel_chain_bytes unwind_kernel_chain_walked unwind_kernel_late_table_on_demand)
+names=(unwind_kernel_chain_bytes unwind_kernel_chain_walked unwind_kernel_late_table_on_demand
+	unwind_kernel_tables_space_reused)
 for c in $CASES; do
 	names+=("unwind_kernel_${c}_equals_libdwfl" "unwind_kernel_${c}_stacks")
 done
@@ -146,4 +148,67 @@ if "$TAGPROF" record -v -F 999 -o "$out" -- "$CASEBIN" late 4 2>"$TMP/late-noche
 	fi
 else
 	fail unwind_kernel_late_table_on_demand "tagprof exited $?: $(tail -3 "$TMP/late-nocheck.err")"
+fi
+
+# The space of tables no walked process uses any more goes to new tables
+# before the arrays grow (src/capture/cfiload.c): the part of the arrays
+# ever used is mapped into the agent and counts in its resident size, so
+# on a host where new binaries keep coming it must not only grow. Five
+# binaries alike, run one after another under one agent: nofp_chain linked
+# with 4,000 cold functions written in assembly with their CFI (8 rows
+# each: a table of ~32,000 rows; 64 bytes apart, as a page of code may
+# have at most 1,024 rows), copied to five files (five binaries to
+# the agent). A table goes unused once its process's exit is seen, at a
+# window's end or two later, and 1 s on (the grace for walks in flight)
+# its space goes to the next table that wants room: so after the first,
+# the rows ever used grow by a second table at most (seen: one), where
+# without the reuse they would grow by four. (How much the first adds
+# depends on what space other processes' tables gave back before.)
+py >"$TMP/cold.s" <<'PY'
+print("\t.text")
+for i in range(4000):
+    print(f"\t.p2align 6\n\t.globl cold{i}\n\t.type cold{i}, @function\ncold{i}:\n\t.cfi_startproc")
+    off = 8
+    for r in ("rbx", "rbp", "r12", "r13"):
+        off += 8
+        print(f"\tpush %{r}\n\t.cfi_def_cfa_offset {off}\n\t.cfi_offset {r}, -{off}")
+    for r in ("r13", "r12", "rbp", "rbx"):
+        off -= 8
+        print(f"\tpop %{r}\n\t.cfi_def_cfa_offset {off}")
+    print(f"\tret\n\t.cfi_endproc\n\t.size cold{i}, .-cold{i}")
+print('\t.section .note.GNU-stack,"",@progbits')
+PY
+# ever: rows ever used, from the agent's last "caches:" line.
+ever() { grep -o '[0-9]* ever used' "$TMP/reuse.err" | tail -1 | cut -d' ' -f1; }
+# since FIELD: the agent's newest window's count of FIELD since its start.
+since() {
+	local f
+	f=$(ls -t "$TMP/reuse"/*.pb.gz 2>/dev/null | head -1)
+	[ -n "$f" ] && zcat "$f" | grep -aoE "[0-9]+ $1" | tail -1 | cut -d' ' -f1
+}
+if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
+	"$(dirname "$0")/../workloads/nofp/chain.c" "$TMP/cold.s" 2>"$TMP/bigchain.err"; then
+	mkdir -p "$TMP/reuse"
+	"$TAGPROF" agent -v --window 2 -F 499 --output-dir "$TMP/reuse" 2>"$TMP/reuse.err" &
+	agent=$!
+	for _ in $(seq 20); do [ -n "$(ever)" ] && break; sleep 0.5; done
+	x0=$(ever); b0=$(since "CFI tables built")
+	for i in 1 2 3 4 5; do
+		cp "$TMP/bigchain" "$TMP/bigchain$i"
+		"$TMP/bigchain$i" 3 >/dev/null
+		sleep 5		# its exit seen, the grace, a caches line
+		[ "$i" = 1 ] && x1=$(ever)
+	done
+	x5=$(ever); b5=$(since "CFI tables built")
+	kill -TERM "$agent"; wait "$agent" 2>/dev/null
+	grow1=$((${x1:-0} - ${x0:-0})) grow4=$((${x5:-0} - ${x1:-0}))
+	built=$((${b5:-0} - ${b0:-0}))
+	echo "unwind kernel reuse: rows ever used ${x0:-?} -> ${x1:-?} (first binary) -> ${x5:-?} (four more); $built tables built" >&2
+	if [ "$built" -ge 5 ] && [ "$grow4" -lt 64000 ]; then
+		pass unwind_kernel_tables_space_reused
+	else
+		fail unwind_kernel_tables_space_reused "rows ever used grew $grow1 for the first binary, $grow4 for the next four; $built tables built (want < 64000, two tables, for the four; >= 5 built)"
+	fi
+else
+	fail unwind_kernel_tables_space_reused "gcc: $(tail -3 "$TMP/bigchain.err")"
 fi

@@ -379,6 +379,30 @@ static void test_pointers(void)
 	CHECK(check(&f, NULL, NULL));
 }
 
+/* Without a search table, libdw keeps every FDE it scans: at most 4096. */
+static void test_scan_bound(void)
+{
+	static const uint8_t nop = DW_CFA_nop;
+	size_t c, off[CFICHECK_SCAN_FDES_MAX + 1], end;
+	static struct buf table;
+
+	f.n = 0;
+	c = cie_zr(&f);
+	for (unsigned i = 0; i < CFICHECK_SCAN_FDES_MAX; i++)
+		off[i] = fde(&f, c, i, &nop, 1);
+	end = f.n;
+	put32(&f, 0);
+	CHECK(!check(&f, NULL, NULL));
+	f.n = end;
+	off[CFICHECK_SCAN_FDES_MAX] = fde(&f, c, CFICHECK_SCAN_FDES_MAX, &nop, 1);
+	put32(&f, 0);
+	CHECK(check(&f, NULL, NULL));
+	/* With a table naming them, libdw keeps only those it looks up. */
+	hdr_of(&table, off, CFICHECK_SCAN_FDES_MAX + 1);
+	CHECK(!cficheck__eh_frame(f.b, f.n, FRAME_VADDR, table.b, table.n,
+				  HDR_VADDR, NULL));
+}
+
 /* An entry libdw cannot read but can step over is stepped over, as libdw
  * steps over it: what follows it is still checked. */
 static void test_walk_goes_on(void)
@@ -682,6 +706,7 @@ int main(void)
 	RUN(test_opcodes);
 	RUN(test_augmentations);
 	RUN(test_pointers);
+	RUN(test_scan_bound);
 	RUN(test_walk_goes_on);
 	RUN(test_image);
 	RUN(test_finding_image);

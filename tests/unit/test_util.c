@@ -1,8 +1,9 @@
-/* Unit tests for the plumbing in src/util: the clock, grow-by-doubling and
- * the sorted-range lookup. Inputs are built by the tests themselves. */
+/* Unit tests for the plumbing in src/util: the clock, grow-by-doubling,
+ * the sorted-range lookup and free ranges. Inputs are built by the tests themselves. */
 #include "check.h"
 #include "util/clock.h"
 #include "util/grow.h"
+#include "util/ranges.h"
 #include "util/sortedrange.h"
 
 #include <errno.h>
@@ -181,6 +182,79 @@ static void test_range_lookup(void)
 		}
 }
 
+/* Free ranges against a model, an array of entries marked taken: random
+ * takes and gives, and after each the list must be what the model says:
+ * sorted, apart, no taken entry free, the top just past the last taken
+ * entry, and a take without growth failing only when no free run holds
+ * it. */
+static void test_free_ranges(void)
+{
+	enum { LIMIT = 512, LIVE = 64 };
+	static bool taken[LIMIT];
+	struct { uint32_t start, len; } live[LIVE];
+	size_t nlive = 0;
+	uint64_t ntaken = 0;
+	struct ranges r;
+	uint32_t seed = 12345, start;
+
+	ranges__init(&r, LIMIT);
+	for (int step = 0; step < 20000; step++) {
+		uint32_t len, top = 0, run = 0, longest = 0;
+		bool grow;
+		int err;
+
+		seed = seed * 1103515245 + 12345;
+		len = 1 + (seed >> 16) % 40;
+		grow = (seed >> 8) & 1;
+		if (nlive < LIVE && (seed >> 12) % 3) {
+			for (uint32_t i = 0; i < r.top; i++) {
+				run = taken[i] ? 0 : run + 1;
+				if (run > longest)
+					longest = run;
+			}
+			err = ranges__take(&r, len, grow, &start);
+			if (longest < len && !grow)
+				CHECK(err == -ENOSPC);
+			else if (longest >= len)
+				CHECK(!err && start < r.top);
+			if (err)
+				continue;
+			CHECK(start + len <= LIMIT);
+			for (uint32_t i = start; i < start + len; i++) {
+				CHECK(!taken[i]);
+				taken[i] = true;
+			}
+			live[nlive].start = start;
+			live[nlive++].len = len;
+			ntaken += len;
+		} else if (nlive) {
+			size_t k = (seed >> 4) % nlive;
+
+			CHECK(!ranges__give(&r, live[k].start, live[k].len));
+			for (uint32_t i = 0; i < live[k].len; i++)
+				taken[live[k].start + i] = false;
+			ntaken -= live[k].len;
+			live[k] = live[--nlive];
+		}
+		for (uint32_t i = 0; i < LIMIT; i++)
+			if (taken[i])
+				top = i + 1;
+		CHECK(r.top == top);
+		for (size_t i = 0; i < r.n; i++) {
+			CHECK(r.free[i].len > 0);
+			CHECK(r.free[i].start + r.free[i].len < r.top);
+			if (i)
+				CHECK(r.free[i - 1].start + r.free[i - 1].len <
+				      r.free[i].start);
+			for (uint32_t j = 0; j < r.free[i].len; j++)
+				CHECK(!taken[r.free[i].start + j]);
+		}
+		CHECK(ranges__free_below_top(&r) + ntaken == r.top);
+	}
+	ranges__free(&r);
+	CHECK(r.top == 0 && r.n == 0 && r.limit == LIMIT);
+}
+
 int main(void)
 {
 	RUN(test_clock_monotonic);
@@ -189,5 +263,6 @@ int main(void)
 	RUN(test_grow_overflow);
 	RUN(test_grow_max);
 	RUN(test_range_lookup);
+	RUN(test_free_ranges);
 	CHECK_EXIT();
 }
