@@ -29,6 +29,8 @@ struct buf {
 
 static void put(struct buf *b, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	memcpy(b->b + b->n, p, n);
 	b->n += n;
 }
