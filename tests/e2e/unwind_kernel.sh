@@ -196,7 +196,7 @@ if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
 	for i in 1 2 3 4 5; do
 		cp "$TMP/bigchain" "$TMP/bigchain$i"
 		"$TMP/bigchain$i" 3 >/dev/null
-		sleep 5		# its exit seen, the grace, a caches line
+		sleep 8		# its exit seen, the grace, a caches line
 		[ "$i" = 1 ] && x1=$(ever)
 	done
 	x5=$(ever); b5=$(since "CFI tables built")
