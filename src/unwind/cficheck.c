@@ -351,16 +351,12 @@ static int cmp_u64(const void *a, const void *b)
 /* The FDEs the search table names, which libdw reads where they are
  * said to be. */
 static const char *table(struct check *c, uint64_t frame_vaddr,
-			 const uint8_t *hdr, size_t hdr_len,
-			 uint64_t hdr_vaddr)
+			 const struct ehframehdr *t)
 {
-	struct ehframehdr t;
 	uint64_t off;
 
-	if (ehframehdr__read(hdr, hdr_len, hdr_vaddr, &t))
-		return "an .eh_frame_hdr not read here";
-	for (size_t i = 0; i < t.n; i++) {
-		off = ehframehdr__fde(&t, i) - frame_vaddr;
+	for (size_t i = 0; i < t->n; i++) {
+		off = ehframehdr__fde(t, i) - frame_vaddr;
 		if (!c->nfdes ||
 		    !bsearch(&off, c->fdes, c->nfdes, sizeof(off), cmp_u64))
 			return "an .eh_frame_hdr naming no FDE";
@@ -369,8 +365,8 @@ static const char *table(struct check *c, uint64_t frame_vaddr,
 }
 
 const char *cficheck__eh_frame(const uint8_t *frame, size_t len,
-			       uint64_t frame_vaddr, const uint8_t *hdr,
-			       size_t hdr_len, uint64_t hdr_vaddr,
+			       uint64_t frame_vaddr,
+			       const struct ehframehdr *hdr,
 			       struct cficheck_seen *seen)
 {
 	struct check c = {
@@ -384,7 +380,7 @@ const char *cficheck__eh_frame(const uint8_t *frame, size_t len,
 		return "no memory";
 	why = walk(&c);
 	if (!why && hdr)
-		why = table(&c, frame_vaddr, hdr, hdr_len, hdr_vaddr);
+		why = table(&c, frame_vaddr, hdr);
 	else if (!why && c.seen.fdes > CFICHECK_SCAN_FDES_MAX)
 		why = "over 4096 FDEs without a search table";
 	if (seen)

@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "unwind/ehframehdr.h"
+
 #define CFICHECK_REG_MAX	1023	/* x86-64 numbers go to 125 */
 #define CFICHECK_DEPTH_MAX	16	/* remember_state nesting */
 #define CFICHECK_EXPR_MAX	256	/* bytes of one expression */
@@ -49,13 +51,13 @@ struct cficheck_seen {
 };
 
 /* Checks the .eh_frame at frame (len bytes, file address frame_vaddr) and
- * the table of the .eh_frame_hdr at hdr (hdr_len bytes at hdr_vaddr; hdr
- * NULL if there is none, or if its table is not one ehframehdr.h reads:
- * then libdw must not be given it either). NULL if libdw may read it, or
- * why not. seen, if not NULL, gets the largest values met. */
+ * the search table hdr, as ehframehdr__read read it (NULL if there is
+ * none, or if it is not one ehframehdr.h reads: then libdw must not be
+ * given it either). NULL if libdw may read it, or why not. seen, if not
+ * NULL, gets the largest values met. */
 const char *cficheck__eh_frame(const uint8_t *frame, size_t len,
-			       uint64_t frame_vaddr, const uint8_t *hdr,
-			       size_t hdr_len, uint64_t hdr_vaddr,
+			       uint64_t frame_vaddr,
+			       const struct ehframehdr *hdr,
 			       struct cficheck_seen *seen);
 
 #endif

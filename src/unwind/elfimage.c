@@ -78,7 +78,7 @@ static void hide(Elf64_Shdr *sh)
 static void check_cfi(struct elfimage *im, struct cfi_sections *s)
 {
 	struct ehframehdr t;
-	const uint8_t *hdr = NULL;
+	const struct ehframehdr *hdr = NULL;
 
 	if (s->nframes != 1 || s->nhdrs > 1) {
 		if (s->nframes > 1 || s->nhdrs > 1)
@@ -91,11 +91,10 @@ static void check_cfi(struct elfimage *im, struct cfi_sections *s)
 				       s->hdr->sh_size, s->hdr->sh_addr, &t))
 		hide(s->hdr);
 	else if (s->hdr)
-		hdr = im->buf + s->hdr->sh_offset;
-	im->cfi_refused = cficheck__eh_frame(
-		im->buf + s->frame->sh_offset, s->frame->sh_size,
-		s->frame->sh_addr, hdr, hdr ? s->hdr->sh_size : 0,
-		hdr ? s->hdr->sh_addr : 0, NULL);
+		hdr = &t;
+	im->cfi_refused = cficheck__eh_frame(im->buf + s->frame->sh_offset,
+					     s->frame->sh_size,
+					     s->frame->sh_addr, hdr, NULL);
 	if (im->cfi_refused) {
 		hide(s->frame);
 		hide(s->hdr);
