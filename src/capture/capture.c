@@ -129,7 +129,7 @@ static int on_record(void *ctx, const void *data, size_t size)
 		if (kind == RECORD_EXEC)
 			ctxwatch__on_exec(c->cw, t->pid);
 		else
-			ctxwatch__on_exit(c->cw, t->pid);
+			ctxwatch__on_exit(c->cw, t->pid, t->start_ns);
 		break;
 	case RECORD_MALFORMED:
 		c->win.malformed++;
@@ -518,6 +518,7 @@ void capture__sweep(struct capture *c)
 	proctable__sweep(c->procs);
 	ctxwatch__sweep(c->cw);
 	proccfg__apply_marks(c->cfg, c->uw);
+	proccfg__sweep(c->cfg);
 }
 
 uint64_t capture__window_samples(const struct capture *c)
@@ -548,17 +549,25 @@ void capture__describe_caches(struct capture *c, char *buf, size_t len)
 	struct symcache *sc = proctable__symcache(c->procs);
 	uint64_t unused_bytes = 0;
 	size_t unused = symcache__unused(sc, &unused_bytes);
+	const struct proctable_stats *ps = proctable__stats(c->procs);
+	size_t bins, bin_bytes, answers;
 	struct cfiload_usage cu;
 
 	proccfg__cfi_usage(c->cfg, &cu);
+	unwinder__bins_usage(c->uw, &bins, &bin_bytes, &answers);
 	snprintf(buf, len, "%zu processes; symbol files: %zu held, %zu unused "
 		 "(%" PRIu64 " KiB of symbols), %" PRIu64 " KiB of DWARF; "
+		 "perf maps %" PRIu64 " KiB, jitdumps %" PRIu64 " KiB; "
+		 "unwinder: %zu binaries (%zu KiB of images), %zu answers; "
 		 "stack table: %zu KiB; kernel CFI: %zu tables (%zu unused), "
-		 "%" PRIu64 " rows in use of %" PRIu64 " ever used",
+		 "%" PRIu64 " rows in use, top at %" PRIu64 " (%" PRIu64
+		 " KiB mapped)",
 		 proctable__count(c->procs), symcache__count(sc), unused,
 		 unused_bytes >> 10, symcache__dwarf_bytes(sc) >> 10,
+		 ps->perfmap_bytes >> 10, ps->jitdump_bytes >> 10, bins,
+		 bin_bytes >> 10, answers,
 		 stacktab__bytes(c->stacks) >> 10, cu.tables, cu.unused,
-		 cu.rows, cu.rows_top);
+		 cu.rows, cu.rows_top, cu.mapped >> 10);
 }
 
 void capture__free(struct capture *c)

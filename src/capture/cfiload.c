@@ -21,6 +21,11 @@
  * microseconds). */
 #define IDLE_GRACE_NS	(1000ull * 1000 * 1000)
 #define IDLE_KEEP	256
+/* ... and dropped at a sweep once unused this long, wanted or not: the
+ * programs that pass through a host (a script's awk, grep, zcat) would
+ * otherwise hold their space, and the mapped part of the arrays, for
+ * good. */
+#define IDLE_DROP_NS	(60ull * 1000 * 1000 * 1000)
 
 /* A binary's table as written: its slot, the file address of its row
  * offset 0, and the space it takes; how many mappings of walked processes
@@ -136,9 +141,9 @@ static void give_space(struct cfiload *l, struct loaded *ld)
 	give_ranges(l, ld);
 }
 
-/* Forgets the tables no process has used for IDLE_GRACE_NS, giving back
- * their space. Returns how many. */
-static size_t drop_idle(struct cfiload *l)
+/* Forgets the tables no process has used for idle_ns, giving back their
+ * space. Returns how many. */
+static size_t drop_idle(struct cfiload *l, uint64_t idle_ns)
 {
 	uint64_t now = clock__mono_ns(), v;
 	struct loaded **gone;
@@ -152,7 +157,7 @@ static size_t drop_idle(struct cfiload *l)
 	while (n < l->idle && hashmap__next(l->bins, &it, NULL, NULL, &v)) {
 		struct loaded *ld = (struct loaded *)(uintptr_t)v;
 
-		if (!ld->refs && now - ld->idle_ns >= IDLE_GRACE_NS)
+		if (!ld->refs && now - ld->idle_ns >= idle_ns)
 			gone[n++] = ld;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -168,9 +173,9 @@ static size_t drop_idle(struct cfiload *l)
 /* Writes t into the arrays: its rows, its page index, then the slot that
  * names them, so that a walk that finds the slot finds them whole. Space
  * given back is used before the arrays grow, and tables no process uses
- * are dropped for it first: the arrays are mapped as far as they were
- * ever used (sampler__cfi_fit), and that counts in the agent's resident
- * size. 0, -ENOSPC when t does not fit, or a mapping's -errno. */
+ * are dropped for it first: the arrays are mapped up to the top of the
+ * space handed out (sampler__cfi_fit), and that counts in the agent's
+ * resident size. 0, -ENOSPC when t does not fit, or a mapping's -errno. */
 static int write_table(struct cfiload *l, const struct cfitable *t,
 		       struct loaded *ld)
 {
@@ -178,7 +183,7 @@ static int write_table(struct cfiload *l, const struct cfitable *t,
 	int err;
 
 	err = take_space(l, t, ld, false);
-	if (err && drop_idle(l))
+	if (err && drop_idle(l, IDLE_GRACE_NS))
 		err = take_space(l, t, ld, false);
 	if (err)
 		err = take_space(l, t, ld, true);
@@ -407,7 +412,7 @@ int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid)
 	while (l->npinned)
 		unuse(l, l->pinned[--l->npinned]);
 	if (l->idle > IDLE_KEEP)
-		drop_idle(l);
+		drop_idle(l, IDLE_GRACE_NS);
 	return err;
 }
 
@@ -424,7 +429,16 @@ void cfiload__drop(struct cfiload *l, uint32_t pid)
 		unuse(l, rec->ld[i]);
 	free(rec);
 	if (l->idle > IDLE_KEEP)
-		drop_idle(l);
+		drop_idle(l, IDLE_GRACE_NS);
+}
+
+void cfiload__sweep(struct cfiload *l)
+{
+	if (!l->t.rows)
+		return;
+	drop_idle(l, IDLE_DROP_NS);
+	/* The mapping follows the tops down too (failing, it stays). */
+	sampler__cfi_fit(l->s, l->rows.top, l->pages.top, l->slots.top);
 }
 
 void cfiload__usage(const struct cfiload *l, struct cfiload_usage *out)
@@ -434,7 +448,8 @@ void cfiload__usage(const struct cfiload *l, struct cfiload_usage *out)
 
 	*out = (struct cfiload_usage){
 		.rows = l->rows.top - ranges__free_below_top(&l->rows),
-		.rows_top = l->rows.top };
+		.rows_top = l->rows.top,
+		.mapped = sampler__cfi_mapped(l->s) };
 	while (hashmap__next(l->bins, &it, NULL, NULL, &v)) {
 		const struct loaded *ld = (const struct loaded *)(uintptr_t)v;
 

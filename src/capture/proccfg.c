@@ -230,6 +230,12 @@ void proccfg__apply_marks(struct proccfg *c, struct unwinder *u)
 		}
 }
 
+void proccfg__sweep(struct proccfg *c)
+{
+	if (c->cfi)
+		cfiload__sweep(c->cfi);
+}
+
 void proccfg__cfi_usage(const struct proccfg *c, struct cfiload_usage *out)
 {
 	if (c->cfi)

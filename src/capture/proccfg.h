@@ -48,6 +48,9 @@ int proccfg__set_unwind(struct proccfg *c, uint32_t pid, int how);
  * in force before the next sample is handled. */
 void proccfg__apply_marks(struct proccfg *c, struct unwinder *u);
 
+/* At a window's end: tables long unused go (cfiload__sweep). */
+void proccfg__sweep(struct proccfg *c);
+
 /* The kernel's CFI tables (cfiload__usage); zeros without them. */
 struct cfiload_usage;
 void proccfg__cfi_usage(const struct proccfg *c, struct cfiload_usage *out);

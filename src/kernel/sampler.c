@@ -639,7 +639,7 @@ static size_t mapped_len(struct bpf_map *m)
 }
 
 /* Reserves the address space for a mapping of array map m, mapped by
- * map_prefix as it fills: NULL on failure. The kernel maps every page of
+ * fit_prefix as it fills: NULL on failure. The kernel maps every page of
  * an array mapping at once, and each counts in the agent's resident size:
  * the CFI tables, 10 MB whole, cost what their used part spans. */
 static void *reserve_array(struct bpf_map *m, uint32_t *entries)
@@ -653,23 +653,32 @@ static void *reserve_array(struct bpf_map *m, uint32_t *entries)
 	return p;
 }
 
-/* Grows the mapped part of array m at base (*mapped bytes now) to hold
- * its first n values, in steps of CFI_MAP_STEP. 0 or -errno. */
+/* Fits the mapped part of array m at base (*mapped bytes now) to its
+ * first n values, in steps of CFI_MAP_STEP: grown to hold them, or cut
+ * back to them. The part cut goes back to a reservation: the kernel's
+ * array keeps its memory, which is allocated whole when the map is made,
+ * and the BPF programs read it there, not through this mapping. 0 or
+ * -errno. */
 #define CFI_MAP_STEP	(256u << 10)
-static int map_prefix(struct bpf_map *m, void *base, size_t *mapped,
+static int fit_prefix(struct bpf_map *m, void *base, size_t *mapped,
 		      uint32_t n)
 {
 	size_t want = (size_t)n * bpf_map__value_size(m), len = mapped_len(m);
 
-	if (want <= *mapped)
-		return 0;
 	want = (want + CFI_MAP_STEP - 1) & ~(size_t)(CFI_MAP_STEP - 1);
 	if (want > len)
 		want = len;
-	if (mmap((char *)base + *mapped, want - *mapped, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED, bpf_map__fd(m),
-		 (off_t)*mapped) == MAP_FAILED)
+	if (want < *mapped) {
+		if (mmap((char *)base + want, *mapped - want, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+			 MAP_FIXED, -1, 0) == MAP_FAILED)
+			return -errno;
+	} else if (want > *mapped &&
+		   mmap((char *)base + *mapped, want - *mapped,
+			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+			bpf_map__fd(m), (off_t)*mapped) == MAP_FAILED) {
 		return -errno;
+	}
 	*mapped = want;
 	return 0;
 }
@@ -704,6 +713,11 @@ int sampler__cfi_tables(struct sampler *s, struct sampler_cfi *out)
 	return 0;
 }
 
+size_t sampler__cfi_mapped(const struct sampler *s)
+{
+	return s->cfi_mapped[0] + s->cfi_mapped[1] + s->cfi_mapped[2];
+}
+
 int sampler__cfi_fit(struct sampler *s, uint32_t rows, uint32_t pages,
 		     uint32_t bins)
 {
@@ -712,13 +726,13 @@ int sampler__cfi_fit(struct sampler *s, uint32_t rows, uint32_t pages,
 
 	if (!c->rows)
 		return -EINVAL;
-	err = map_prefix(s->skel->maps.cfi_rows, c->rows, &s->cfi_mapped[0],
+	err = fit_prefix(s->skel->maps.cfi_rows, c->rows, &s->cfi_mapped[0],
 			 rows);
 	if (!err)
-		err = map_prefix(s->skel->maps.cfi_pages, c->pages,
+		err = fit_prefix(s->skel->maps.cfi_pages, c->pages,
 				 &s->cfi_mapped[1], pages);
 	if (!err)
-		err = map_prefix(s->skel->maps.cfi_bins, c->bins,
+		err = fit_prefix(s->skel->maps.cfi_bins, c->bins,
 				 &s->cfi_mapped[2], bins);
 	return err;
 }

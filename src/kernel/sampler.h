@@ -98,10 +98,12 @@ struct sampler_cfi {
 /* 0, or -errno (ENOTSUP: this mode walks no stack by CFI). The arrays
  * are mapped as far as sampler__cfi_fit made room. */
 int sampler__cfi_tables(struct sampler *s, struct sampler_cfi *out);
-/* Makes the first rows, pages and bins of the arrays writable: 0 or
- * -errno. */
+/* Maps the first rows, pages and bins of the arrays writable, and not
+ * much more (what lies above may be unmapped): 0 or -errno. */
 int sampler__cfi_fit(struct sampler *s, uint32_t rows, uint32_t pages,
 		     uint32_t bins);
+/* The bytes of the arrays mapped now. */
+size_t sampler__cfi_mapped(const struct sampler *s);
 /* A process's mappings for the CFI walk: 0 or -errno. */
 int sampler__write_cfi_proc(struct sampler *s, uint32_t pid,
 			    const struct tp_cfi_proc *p);

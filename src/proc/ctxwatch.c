@@ -80,10 +80,22 @@ struct code_gone {
 	uint64_t all, hit, wall, whit;
 };
 
+/* Processes whose exit was seen, by pid and start: the ring buffer can
+ * give a sample after its process's exit event (a thread sampled while
+ * it still ran its own exit in the kernel, after the last one out sent
+ * the event). Such a sample must not bring the process back, to be
+ * discovered, and counted, a second time. */
+#define EXITED_MAX 64
+
 struct ctxwatch {
 	struct hashmap *procs;	/* pid -> struct pctx * */
 	struct code_gone gone[CODE_GONE_MAX];
 	size_t ngone;
+	struct exited {
+		uint32_t pid;
+		uint64_t start_boot_ns;
+	} exited[EXITED_MAX];	/* a ring: the newest EXITED_MAX */
+	size_t nexited;
 	char code_levels[256];	/* of the first table that had levels */
 	ctxwatch_report_fn report;
 	void *report_arg;
@@ -368,12 +380,24 @@ static uint64_t boot_to_mono(uint64_t boot_ns)
 	return mono_now - (boot_now - boot_ns);
 }
 
+static bool seen_exit(const struct ctxwatch *t, uint32_t pid,
+		   uint64_t start_boot_ns)
+{
+	if (!start_boot_ns)
+		return false;
+	for (size_t i = 0; i < EXITED_MAX; i++)
+		if (t->exited[i].pid == pid &&
+		    t->exited[i].start_boot_ns == start_boot_ns)
+			return true;
+	return false;
+}
+
 void ctxwatch__on_sample(struct ctxwatch *t, uint32_t pid,
 			 uint64_t start_boot_ns)
 {
 	struct pctx *p;
 
-	if (pid == 0 || lookup(t, pid))
+	if (pid == 0 || lookup(t, pid) || seen_exit(t, pid, start_boot_ns))
 		return;
 	p = create(t, pid);
 	if (!p)
@@ -433,8 +457,11 @@ void ctxwatch__on_exec(struct ctxwatch *t, uint32_t pid)
 	}
 }
 
-void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid)
+void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid,
+		       uint64_t start_boot_ns)
 {
+	t->exited[t->nexited++ % EXITED_MAX] =
+		(struct exited){ pid, start_boot_ns };
 	drop(t, pid);
 }
 

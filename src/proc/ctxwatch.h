@@ -82,7 +82,10 @@ void ctxwatch__on_exec(struct ctxwatch *t, uint32_t pid);
  * looked at again 2 s after its last look, or at once if that is past,
  * and its back-off starts over. */
 void ctxwatch__maps_changed(struct ctxwatch *t, uint32_t pid);
-void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid);
+/* The process pid started at start_boot_ns (the event's; 0: unknown)
+ * exited: a sample of it that comes later does not bring it back. */
+void ctxwatch__on_exit(struct ctxwatch *t, uint32_t pid,
+		       uint64_t start_boot_ns);
 
 /* Runs the discoveries that are due; call every ~100 ms. Returns the
  * milliseconds until the next one is due (a recheck backed off far may

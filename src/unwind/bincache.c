@@ -165,6 +165,7 @@ struct bincache_entry *bincache__get(struct bincache *c, uint32_t pid,
 		return NULL;
 	if (hashmap__get(c->bins, key, sizeof(key), &v)) {
 		b = (struct bincache_entry *)(uintptr_t)v;
+		b->used_ns = clock__mono_ns();
 		if (b->ok)
 			return b;
 		if (clock__mono_ns() - b->failed_ns < RETRY_NS)
@@ -190,6 +191,7 @@ struct bincache_entry *bincache__get(struct bincache *c, uint32_t pid,
 		return NULL;
 	b->dev = fb->dev;
 	b->ino = fb->ino;
+	b->used_ns = b->answers_ns = clock__mono_ns();
 	b->rules = hashmap__new(0);
 	b->pcs = hashmap__new(0);
 	b->fns = hashmap__new(0);
@@ -322,6 +324,71 @@ fail:
 	free(c->vdso);
 	c->vdso = NULL;
 	c->vdso_len = 0;
+}
+
+/* The answers b's tables cache. */
+static size_t cached(const struct bincache_entry *b)
+{
+	return (b->rules ? hashmap__size(b->rules) : 0) +
+	       (b->pcs ? hashmap__size(b->pcs) : 0) +
+	       (b->fns ? hashmap__size(b->fns) : 0);
+}
+
+/* b's answers, and libdw's state behind them (the FDEs and CIEs it read,
+ * kept for the life of the Dwarf_CFI), start over. */
+static void restart_answers(struct bincache *c, struct bincache_entry *b,
+			    uint64_t now)
+{
+	c->cache_entries -= cached(b);
+	hashmap__free(b->rules);
+	hashmap__free(b->pcs);
+	hashmap__free(b->fns);
+	b->rules = hashmap__new(0);
+	b->pcs = hashmap__new(0);
+	b->fns = hashmap__new(0);
+	if (b->cfi) {
+		dwarf_cfi_end(b->cfi);
+		b->cfi = dwarf_getcfi_elf(b->elf);
+	}
+	b->answers_ns = now;
+}
+
+void bincache__sweep(struct bincache *c, uint64_t keep_ns,
+		     uint64_t answers_ns)
+{
+	uint64_t now = clock__mono_ns(), v;
+	struct bincache_entry **gone;
+	size_t it = 0, n = 0;
+
+	gone = malloc(hashmap__size(c->bins) * sizeof(*gone) + 1);
+	if (!gone)
+		return;
+	while (hashmap__next(c->bins, &it, NULL, NULL, &v)) {
+		struct bincache_entry *b = (struct bincache_entry *)(uintptr_t)v;
+
+		if (now - b->used_ns >= keep_ns)
+			gone[n++] = b;
+		else if (b->ok && now - b->answers_ns >= answers_ns)
+			restart_answers(c, b, now);
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key[2] = { gone[i]->dev, gone[i]->ino };
+
+		hashmap__del(c->bins, key, sizeof(key), NULL);
+		if (gone[i]->ok)
+			c->bins_bytes -= elfimage__bytes(gone[i]->img);
+		c->cache_entries -= cached(gone[i]);
+		bin_free(gone[i]);
+	}
+	free(gone);
+}
+
+void bincache__usage(const struct bincache *c, size_t *bins, size_t *bytes,
+		     size_t *answers)
+{
+	*bins = hashmap__size(c->bins);
+	*bytes = c->bins_bytes;
+	*answers = c->cache_entries;
 }
 
 struct bincache *bincache__new(struct unwind_stats *st)

@@ -18,7 +18,9 @@
  * - The entries have a budget of their own (BINCACHE_MAX, _BYTES_MAX of
  *   images, _ENTRIES_MAX of cached answers; a binary's CFI is at most
  *   ELFIMAGE_CFI_MAX) and all go at once when it is reached (bins_reset),
- *   apart from the process table's maps budget. Hanging them off the
+ *   apart from the process table's maps budget; and one no walk asked for
+ *   in BINCACHE_KEEP_NS goes at a sweep, and the answers of the others
+ *   start over every BINCACHE_ANSWERS_NS. Hanging them off the
  *   table's records would make the table free unwinder state at its sweep
  *   and the unwinder walk the table to reset: the process layer calling
  *   back into the unwinder.
@@ -51,6 +53,8 @@ struct bincache_entry {
 	uint64_t dev, ino;
 	bool ok;
 	uint64_t failed_ns;	/* when it last could not be read */
+	uint64_t used_ns;	/* when a walk last asked for it */
+	uint64_t answers_ns;	/* when its answers started */
 	bool too_big;		/* its CFI is over ELFIMAGE_CFI_MAX: counted */
 	struct elfimage *img;	/* headers and CFI; NULL for the vDSO */
 	Elf *elf;		/* over img */
@@ -71,6 +75,27 @@ struct bincache_entry {
  * ENOMEM. elf_version must have been called. */
 struct bincache *bincache__new(struct unwind_stats *st);
 void bincache__free(struct bincache *c);	/* accepts NULL */
+
+/* An entry no walk asked for this long goes at the unwinder's sweep:
+ * binaries pass through a host (a script's tools, a build's compilers),
+ * and each holds its image, libdw's CFI state (which grows with the
+ * addresses looked up) and its cached answers until the bounds start all
+ * over. One run again and again within this is still read once. */
+#define BINCACHE_KEEP_NS	(120ull * 1000 * 1000 * 1000)
+/* ... and the answers of one kept start over this often, with libdw's
+ * state behind them (it keeps every FDE and CIE it read): they then hold
+ * the addresses sampled lately, not every address since the binary was
+ * first read (libc's, in a long run, up to the bounds). */
+#define BINCACHE_ANSWERS_NS	(120ull * 1000 * 1000 * 1000)
+
+/* Frees the entries no walk asked for in keep_ns, and starts over the
+ * answers older than answers_ns of the others. Not during a walk: the
+ * entries it holds would go. */
+void bincache__sweep(struct bincache *c, uint64_t keep_ns,
+		     uint64_t answers_ns);
+/* Binaries held, their images' bytes, and the answers cached. */
+void bincache__usage(const struct bincache *c, size_t *bins, size_t *bytes,
+		     size_t *answers);
 
 /* The analysed binary behind a mapping of process pid, read through the
  * mapping on first use (targetfile.h); NULL if it cannot be read. */

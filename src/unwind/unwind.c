@@ -458,6 +458,13 @@ void unwinder__sweep(struct unwinder *u)
 	}
 	for (size_t i = 0; i < n; i++)
 		unwinder__forget(u, gone[i]);
+	bincache__sweep(u->bins, BINCACHE_KEEP_NS, BINCACHE_ANSWERS_NS);
+}
+
+void unwinder__bins_usage(const struct unwinder *u, size_t *bins,
+			  size_t *bytes, size_t *answers)
+{
+	bincache__usage(u->bins, bins, bytes, answers);
 }
 
 const struct unwind_stats *unwinder__stats(const struct unwinder *u)

@@ -155,8 +155,13 @@ void unwinder__cfi_result(struct unwinder *u, uint32_t pid, bool in_force);
 
 /* The pid exec'd or exited: its cached state goes. */
 void unwinder__forget(struct unwinder *u, uint32_t pid);
-/* Frees the state of processes that are gone, and the CFI caches. */
+/* Frees the state of processes that are gone, the CFI caches, and the
+ * binaries no walk asked for in two minutes (bincache__sweep). */
 void unwinder__sweep(struct unwinder *u);
+/* The binaries read for unwinding: how many, their images' bytes, the
+ * answers cached. */
+void unwinder__bins_usage(const struct unwinder *u, size_t *bins,
+			  size_t *bytes, size_t *answers);
 
 const struct unwind_stats *unwinder__stats(const struct unwinder *u);
 int unwinder__mode(const struct unwinder *u);

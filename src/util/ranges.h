@@ -1,10 +1,10 @@
 /* Free space in an array of a fixed number of entries, handed out as
  * ranges of consecutive entries: first fit among the ranges given back,
- * else from the top, the end of the part ever used. The kernel's CFI
+ * else from the top, the end of the part handed out. The kernel's CFI
  * tables (capture/cfiload.c) keep their rows, page indexes and table
- * slots this way: the part ever used is what the agent has mapped, and
- * counts in its resident size, so space given back is reused before the
- * top moves. */
+ * slots this way: the part below the top is what the agent has mapped,
+ * and counts in its resident size, so space given back is reused before
+ * the top moves. */
 #ifndef TAGPROF_RANGES_H
 #define TAGPROF_RANGES_H
 

@@ -7,7 +7,7 @@
 #   - a JIT workload: jitengine churn, new generated code and code regions
 #     every 50-100 ms, described in a jitdump.
 # Prints, per minute and per agent: RSS (MiB, the largest seen that
-# minute), CPU (% of one CPU over the minute), windows written and samples
+# minute), the heap in use at its last window end (MiB), CPU (% of one CPU over the minute), windows written and samples
 # lost (ring buffer full, plus those dropped over --max-memory) so far.
 # Then what each agent's heap and caches held at the end of the baseline
 # minute and at the end (its -v lines "heap:" and "caches:"), and the verdict on the rule "RSS grows less than 5% after the first 5
@@ -93,8 +93,13 @@ smaps_rss() {
 }
 windows() { grep -c 'window: .* files written' "$1" || true; }
 
-printf '%4s | %8s %6s %7s %6s | %8s %6s %7s %6s\n' min 'RSS19' 'CPU19%' 'windows' 'lost' \
-	'RSS99' 'CPU99%' 'windows' 'lost'
+# heap_kb LOG: the heap in use at the agent's last window end (its -v
+# "heap:" line), KiB: RSS that grows with it is held memory, RSS that
+# grows without it is free heap kept or other mappings.
+heap_kb() { grep -o 'heap: [0-9]* KiB in use' "$1" | tail -1 | awk '{ print $2 + 0 }'; }
+
+printf '%4s | %8s %7s %6s %7s %6s | %8s %7s %6s %7s %6s\n' min 'RSS19' 'heap19' 'CPU19%' \
+	'windows' 'lost' 'RSS99' 'heap99' 'CPU99%' 'windows' 'lost'
 declare -A c0 peak
 # The baseline minute of the verdict: 5 of 30, a sixth of the run.
 base=$(( (MIN + 5) / 6 ))
@@ -114,7 +119,8 @@ for m in $(seq 1 "$MIN"); do
 	for f in 19 99; do
 		c=$(cpu_ticks "${AG[$f]}")
 		echo "$m ${peak[$f]}" >>"$TMP/rss$f"
-		line+=$(printf ' %8.1f %6.2f %7d %6d |' "$(awk -v k="${peak[$f]}" 'BEGIN { print k / 1024 }')" \
+		line+=$(printf ' %8.1f %7.1f %6.2f %7d %6d |' "$(awk -v k="${peak[$f]}" 'BEGIN { print k / 1024 }')" \
+			"$(awk -v k="$(heap_kb "$TMP/agent$f.log")" 'BEGIN { print k / 1024 }')" \
 			"$(awk -v d=$((c - c0[$f])) -v hz="$HZ" 'BEGIN { print 100 * d / hz / 60 }')" \
 			"$(windows "$TMP/agent$f.log")" "$(lost "$TMP/out$f")")
 		c0[$f]=$c

@@ -64,6 +64,29 @@ static void test_recheck_soon_while_starting(void)
 	CHECK(ms_unknown >= 450 && ms_unknown <= 501);
 }
 
+/* A sample the ring buffer gives after its process's exit event (a thread
+ * still running its exit in the kernel) does not bring the process back:
+ * it would be discovered and counted again. A process with the same pid
+ * and another start time (the pid reused) is a new one. */
+static void test_sample_after_exit(void)
+{
+	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
+	struct ctxwatch *t = new_ctx();
+	pid_t pid = check_start_sleeper();
+
+	CHECK(t && pid > 0);
+	ctxwatch__on_sample(t, pid, boot);
+	CHECK(ctxwatch__snapshot(t, pid));
+	ctxwatch__on_exit(t, pid, boot);
+	CHECK(!ctxwatch__snapshot(t, pid));
+	ctxwatch__on_sample(t, pid, boot);
+	CHECK(!ctxwatch__snapshot(t, pid));
+	ctxwatch__on_sample(t, pid, boot + 1);
+	CHECK(ctxwatch__snapshot(t, pid));
+	ctxwatch__free(t);
+	check_stop_child(pid);
+}
+
 /* Shows t process pid, started age_ns ago; returns when t looks next. */
 static int first_look(struct ctxwatch *t, pid_t pid, uint64_t age_ns)
 {
@@ -317,6 +340,7 @@ static void test_stale_sample_not_reread(void)
 int main(void)
 {
 	RUN(test_recheck_soon_while_starting);
+	RUN(test_sample_after_exit);
 	RUN(test_recheck_soon_after_exec);
 	RUN(test_recheck_far_waits);
 	RUN(test_recheck_old_late_unless_mapped);

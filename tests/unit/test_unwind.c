@@ -227,6 +227,51 @@ static void test_bincache_self(void)
 	self_close(&s);
 }
 
+/* A sweep frees the entries no walk asked for within its keep time, and
+ * their bytes and answers leave the counts; the others stay, their
+ * answers started over when older than the sweep's bound. */
+static void test_bincache_sweep(void)
+{
+	size_t bins, bytes, answers;
+	struct bincache_entry *b;
+	struct proc_map *m;
+	struct self s;
+	uint64_t vaddr;
+
+	CHECK(self_open(&s));
+	m = proctable__find_map(s.t, s.p, ADDR(uw_leaf), 0);
+	CHECK(m && m->bin);
+	b = bincache__get(s.bins, getpid(), m);
+	CHECK(b && b->ok);
+	CHECK(bincache__off_to_vaddr(b, ADDR(uw_leaf) - m->start + m->offset,
+				     &vaddr));
+	bincache__rule(s.bins, b, vaddr);
+	bincache__usage(s.bins, &bins, &bytes, &answers);
+	CHECK(bins == 1 && bytes > 0 && answers == 1);
+	/* Asked just now: kept, with its answers. */
+	bincache__sweep(s.bins, BINCACHE_KEEP_NS, BINCACHE_ANSWERS_NS);
+	bincache__usage(s.bins, &bins, &bytes, &answers);
+	CHECK(bins == 1 && bytes > 0 && answers == 1);
+	/* Kept, its answers started over; they come back the same. */
+	bincache__sweep(s.bins, BINCACHE_KEEP_NS, 0);
+	bincache__usage(s.bins, &bins, &bytes, &answers);
+	CHECK(bins == 1 && bytes > 0 && answers == 0);
+	CHECK(b->cfi && bincache__rule(s.bins, b, vaddr) ==
+			cfirule__at(b->cfi, vaddr));
+	CHECK(cfirule__usable(bincache__rule(s.bins, b, vaddr)));
+	bincache__usage(s.bins, &bins, &bytes, &answers);
+	CHECK(answers == 1);
+	bincache__sweep(s.bins, 0, 0);
+	bincache__usage(s.bins, &bins, &bytes, &answers);
+	CHECK(bins == 0 && bytes == 0 && answers == 0);
+	/* Asked again, it is read again. */
+	b = bincache__get(s.bins, getpid(), m);
+	CHECK(b && b->ok && b->cfi);
+	bincache__usage(s.bins, &bins, &bytes, &answers);
+	CHECK(bins == 1 && bytes > 0);
+	self_close(&s);
+}
+
 /* The kernel's walk from a frameless leaf skips its caller: the word at
  * the stack pointer puts it back, or the one above it after a push. From a
  * function with its frame set up, it does not. */
@@ -404,6 +449,7 @@ int main(void)
 	RUN(test_auto_refused_forget);
 	RUN(test_auto_bound);
 	RUN(test_bincache_self);
+	RUN(test_bincache_sweep);
 	RUN(test_fpstack_leaf);
 	RUN(test_cfi_walks_agree);
 	RUN(test_cfitable);
