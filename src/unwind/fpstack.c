@@ -101,7 +101,8 @@ static unsigned leaf_ra_word(struct proctable *procs, struct bincache *bins,
 	enum prologue pro;
 	int cfa;
 
-	if (hashmap__get(b->pcs, &vaddr, sizeof(vaddr), &v))
+	/* (A table is NULL once a start-over found no memory.) */
+	if (b->pcs && hashmap__get(b->pcs, &vaddr, sizeof(vaddr), &v))
 		return v - 1;
 	cfa = cfa_sp_offset(b, vaddr, &fn);
 	if (cfa >= 0) {
@@ -118,7 +119,7 @@ static unsigned leaf_ra_word(struct proctable *procs, struct bincache *bins,
 		fn = v;		/* the closer one: an FDE may start later */
 	where = LEAF_NONE;
 	if (fn && bincache__map_bias(b, m->start, m->offset, &bias)) {
-		if (hashmap__get(b->fns, &fn, sizeof(fn), &v)) {
+		if (b->fns && hashmap__get(b->fns, &fn, sizeof(fn), &v)) {
 			pro = (v - 1) & 0xff;
 			push_at = (v - 1) >> 8;
 		} else {
