@@ -559,7 +559,8 @@ void capture__describe_caches(struct capture *c, char *buf, size_t len)
 		 "(%" PRIu64 " KiB of symbols), %" PRIu64 " KiB of DWARF; "
 		 "perf maps %" PRIu64 " KiB, jitdumps %" PRIu64 " KiB; "
 		 "unwinder: %zu binaries (%zu KiB of images), %zu answers; "
-		 "stack table: %zu KiB; kernel CFI: %zu tables (%zu unused), "
+		 "stack table: %zu KiB; kernel CFI: %zu tables (%zu unused, "
+		 "%" PRIu64 " dropped unused for a minute), "
 		 "%" PRIu64 " rows in use, top at %" PRIu64 " (%" PRIu64
 		 " KiB mapped)",
 		 proctable__count(c->procs), symcache__count(sc), unused,
@@ -567,7 +568,7 @@ void capture__describe_caches(struct capture *c, char *buf, size_t len)
 		 ps->perfmap_bytes >> 10, ps->jitdump_bytes >> 10, bins,
 		 bin_bytes >> 10, answers,
 		 stacktab__bytes(c->stacks) >> 10, cu.tables, cu.unused,
-		 cu.rows, cu.rows_top, cu.mapped >> 10);
+		 cu.swept, cu.rows, cu.rows_top, cu.mapped >> 10);
 }
 
 void capture__free(struct capture *c)

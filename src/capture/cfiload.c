@@ -54,6 +54,7 @@ struct cfiload {
 	struct hashmap *procs;		/* pid -> struct cfiproc * */
 	struct ranges rows, pages, slots;	/* free space of the arrays */
 	size_t idle;			/* loaded with refs 0 */
+	uint64_t swept;			/* dropped unused for IDLE_DROP_NS */
 	struct tp_cfi_proc scratch;
 	struct unwind_cfi_map maps[TP_CFI_MAPS];
 	struct loaded *uses[TP_CFI_MAPS];	/* by mapping, in a put */
@@ -436,7 +437,7 @@ void cfiload__sweep(struct cfiload *l)
 {
 	if (!l->t.rows)
 		return;
-	drop_idle(l, IDLE_DROP_NS);
+	l->swept += drop_idle(l, IDLE_DROP_NS);
 	/* The mapping follows the tops down too (failing, it stays). */
 	sampler__cfi_fit(l->s, l->rows.top, l->pages.top, l->slots.top);
 }
@@ -449,6 +450,7 @@ void cfiload__usage(const struct cfiload *l, struct cfiload_usage *out)
 	*out = (struct cfiload_usage){
 		.rows = l->rows.top - ranges__free_below_top(&l->rows),
 		.rows_top = l->rows.top,
+		.swept = l->swept,
 		.mapped = sampler__cfi_mapped(l->s) };
 	while (hashmap__next(l->bins, &it, NULL, NULL, &v)) {
 		const struct loaded *ld = (const struct loaded *)(uintptr_t)v;

@@ -34,6 +34,7 @@ int cfiload__put(struct cfiload *l, struct unwinder *u, uint32_t pid);
  * which the agent has the arrays mapped (mapped: the bytes it maps). */
 struct cfiload_usage {
 	size_t tables, unused;
+	uint64_t swept;		/* dropped unused for a minute, since start */
 	uint64_t rows, rows_top;
 	uint64_t mapped;
 };

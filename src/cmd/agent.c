@@ -577,7 +577,7 @@ static void trim_heap(void)
 static void log_memory(struct agent *a)
 {
 	struct mallinfo2 mi = mallinfo2();
-	char caches[480];
+	char caches[512];
 
 	logf_("heap: %zu KiB in use, %zu KiB free (%zu pieces) in an arena of "
 	      "%zu KiB; %zu KiB in %zu mapped blocks", mi.uordblks >> 10,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <libelf.h>
 
 #include "proc/proctable.h"
@@ -49,6 +50,7 @@ struct unwinder {
 	struct bincache *bins;
 	struct dwflspaces spaces;
 	struct autopolicy *policy;	/* auto */
+	uint32_t self;			/* our own pid: never marked (auto) */
 	struct unwind_stats stats;
 };
 
@@ -363,6 +365,13 @@ size_t unwinder__user_stack(struct unwinder *u, struct proc *p,
 		return nfp;
 	if (s->probe)
 		u->stats.probes++;
+	/* The agent's own stacks keep their frame-pointer chain: marking
+	 * it would build tables for its libraries whenever it is sampled at
+	 * work, which is mostly while building others' tables, and those
+	 * tables, in use while it runs, would hold up the top of the
+	 * kernel's CFI arrays (and their mapping) for good. */
+	if (u->mode == TP_UNWIND_AUTO && p->pid == u->self)
+		return nfp;
 	up = uwproc_get(u, p);
 	ncfi = copy_stack(u, up, p, s, cfi);
 	if (!ncfi)
@@ -401,6 +410,7 @@ struct unwinder *unwinder__new(struct proctable *procs, int mode)
 	elf_version(EV_CURRENT);
 	u->procs = procs;
 	u->mode = mode;
+	u->self = (uint32_t)getpid();
 	u->verify = getenv("TAGPROF_UNWIND_VERIFY") != NULL;
 	u->procs_by_pid = hashmap__new(0);
 	u->bins = bincache__new(&u->stats);
