@@ -190,7 +190,6 @@ py <"$TMP/cold.py" 30000 >"$TMP/bigcold.s"
 # line; mapped: the KiB of the arrays it maps.
 ever() { grep -o 'top at [0-9]*' "$TMP/reuse.err" | tail -1 | cut -d' ' -f3; }
 mapped() { grep -o '[0-9]* KiB mapped' "$TMP/reuse.err" | tail -1 | cut -d' ' -f1; }
-swept() { grep -o '[0-9]* dropped unused' "$TMP/reuse.err" | tail -1 | cut -d' ' -f1; }
 # since FIELD: the agent's newest window's count of FIELD since its start.
 since() {
 	local f
@@ -231,21 +230,29 @@ if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
 	# compiler is walked too, and its tables are big), the agent never
 	# marks itself, and the wait runs no program: one run every 2 s
 	# (grep, sleep) would be walked, and its tables, in use all along,
-	# could hold the top up.
+	# could hold the top up, or want room and take its space first (a
+	# new table that finds no room drops the unused ones: then nothing
+	# is left for the minute's rule to count). So from its start on,
+	# only builtins: sleeps are reads that time out, and the caches line
+	# is parsed by bash (caches_now: dropped D, top X, mapped M).
+	caches_now() {
+		local l
+		while IFS= read -r l; do
+			[[ $l =~ \ ([0-9]+)\ dropped\ unused.*top\ at\ ([0-9]+)\ \(([0-9]+)\ KiB\ mapped ]] &&
+				D=${BASH_REMATCH[1]} X=${BASH_REMATCH[2]} M=${BASH_REMATCH[3]}
+		done <"$TMP/reuse.err"
+	}
 	nbig=30000
 	"$TMP/biggest" 3 >/dev/null
-	sleep 8
-	x5=$(ever) m5=$(mapped) d5=$(swept)
+	read -rt 8 <> <(:) || :	# its exit seen, a caches line
+	caches_now; x5=$X m5=$M d5=$D
 	waited=0 x6=$x5 m6=$m5 d6=$d5
 	want=$((nbig * 8 * 9 / 10))
 	while [ "$waited" -lt 90 ] && { [ "$x6" -gt $((${x5:-0} - want)) ] ||
 		[ "${d6:-0}" -le "${d5:-0}" ]; }; do
 		read -rt 2 <> <(:) || :
 		waited=$((waited + 2))
-		while IFS= read -r l; do
-			[[ $l =~ \ ([0-9]+)\ dropped\ unused.*top\ at\ ([0-9]+)\ \(([0-9]+)\ KiB\ mapped ]] &&
-				d6=${BASH_REMATCH[1]} x6=${BASH_REMATCH[2]} m6=${BASH_REMATCH[3]}
-		done <"$TMP/reuse.err"
+		caches_now; x6=$X m6=$M d6=$D
 	done
 	kill -TERM "$agent"; wait "$agent" 2>/dev/null
 	# The agent, sampled at work (building a table of 240,000 rows), is
