@@ -234,7 +234,10 @@ if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
 	# new table that finds no room drops the unused ones: then nothing
 	# is left for the minute's rule to count). So from its start on,
 	# only builtins: sleeps are reads that time out, and the caches line
-	# is parsed by bash (caches_now: dropped D, top X, mapped M).
+	# is parsed by bash (caches_now: dropped D, top X, mapped M). Even
+	# so a process elsewhere may want room first (the host's, or this
+	# shell marked late): the count of tables dropped for the minute is
+	# printed, not required.
 	caches_now() {
 		local l
 		while IFS= read -r l; do
@@ -261,7 +264,7 @@ if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
 	waited=0 x6=$x5 m6=$m5 d6=$d5
 	want=$((nbig * 8 * 9 / 10))
 	while [ "$waited" -lt 90 ] && { [ "$x6" -gt $((${x5:-0} - want)) ] ||
-		[ "${d6:-0}" -le "${d5:-0}" ]; }; do
+		[ "$m6" -gt $((${m5:-0} - 256)) ]; }; do
 		read -rt 2 <> <(:) || :
 		waited=$((waited + 2))
 		caches_now; x6=$X m6=$M d6=$D
@@ -281,11 +284,10 @@ if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
 	fi
 	echo "unwind kernel unused: the top ${x5:-?} -> ${x6:-?} rows, mapped ${m5:-?} -> ${m6:-?} KiB (BPF maps mapped, by /proc: $k5 -> $k6 KiB), ${d5:-?} -> ${d6:-?} tables dropped unused for a minute, $waited s after a table of $nbig functions (~$((nbig * 8)) rows) was done" >&2
 	if [ "${x6:-0}" -le $((${x5:-0} - want)) ] && [ "${m6:-0}" -le $((${m5:-0} - 256)) ] &&
-		[ "$k6" -le $((k5 - 256)) ] &&
-		[ "${d6:-0}" -gt "${d5:-0}" ]; then
+		[ "$k6" -le $((k5 - 256)) ]; then
 		pass unwind_kernel_tables_unused_unmapped
 	else
-		fail unwind_kernel_tables_unused_unmapped "the top ${x5:-?} -> ${x6:-?} rows (want $want fewer), mapped ${m5:-?} -> ${m6:-?} KiB, by /proc $k5 -> $k6 KiB (want 256 less), ${d5:-?} -> ${d6:-?} dropped unused for a minute (want more), after $waited s"
+		fail unwind_kernel_tables_unused_unmapped "the top ${x5:-?} -> ${x6:-?} rows (want $want fewer), mapped ${m5:-?} -> ${m6:-?} KiB, by /proc $k5 -> $k6 KiB (want 256 less), after $waited s"
 	fi
 else
 	fail unwind_kernel_tables_space_reused "gcc: $(tail -3 "$TMP/bigchain.err")"
