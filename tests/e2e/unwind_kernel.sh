@@ -186,20 +186,31 @@ print('\t.section .note.GNU-stack,"",@progbits')
 PY
 py <"$TMP/cold.py" 5000 >"$TMP/cold.s"
 py <"$TMP/cold.py" 30000 >"$TMP/bigcold.s"
-# ever: the top of the rows handed out, from the agent's last "caches:"
-# line; mapped: the KiB of the arrays it maps.
-ever() { grep -o 'top at [0-9]*' "$TMP/reuse.err" | tail -1 | cut -d' ' -f3; }
-mapped() { grep -o '[0-9]* KiB mapped' "$TMP/reuse.err" | tail -1 | cut -d' ' -f1; }
+# caches_now: the agent's last "caches:" line, read by bash alone (no
+# program the agent would walk): D the tables dropped unused for a
+# minute, X the top of the rows handed out, M the KiB of the arrays it
+# maps (all empty before the first line).
+caches_now() {
+	local l
+	D= X= M=
+	while IFS= read -r l; do
+		[[ $l =~ \ ([0-9]+)\ dropped\ unused.*top\ at\ ([0-9]+)\ \(([0-9]+)\ KiB\ mapped ]] &&
+			D=${BASH_REMATCH[1]} X=${BASH_REMATCH[2]} M=${BASH_REMATCH[3]}
+	done <"$TMP/reuse.err"
+}
+ever() { caches_now; echo "$X"; }
+# chain_with OUT ASM: nofp_chain linked with the cold functions of ASM.
+chain_with() {
+	gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$1" \
+		"$(dirname "$0")/../workloads/nofp/chain.c" "$2" 2>>"$TMP/bigchain.err"
+}
 # since FIELD: the agent's newest window's count of FIELD since its start.
 since() {
 	local f
 	f=$(ls -t "$TMP/reuse"/*.pb.gz 2>/dev/null | head -1)
 	[ -n "$f" ] && zcat "$f" | grep -aoE "[0-9]+ $1" | tail -1 | cut -d' ' -f1
 }
-if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
-	"$(dirname "$0")/../workloads/nofp/chain.c" "$TMP/cold.s" 2>"$TMP/bigchain.err" &&
-	gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/biggest" \
-	"$(dirname "$0")/../workloads/nofp/chain.c" "$TMP/bigcold.s" 2>>"$TMP/bigchain.err"; then
+if chain_with "$TMP/bigchain" "$TMP/cold.s" && chain_with "$TMP/biggest" "$TMP/bigcold.s"; then
 	mkdir -p "$TMP/reuse"
 	"$TAGPROF" agent -vv --window 2 -F 499 --output-dir "$TMP/reuse" 2>"$TMP/reuse.err" &
 	agent=$!
@@ -211,7 +222,7 @@ if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
 		sleep 8		# its exit seen, the grace, a caches line
 		[ "$i" = 1 ] && x1=$(ever)
 	done
-	x5=$(ever); b5=$(since "CFI tables built"); m5=$(mapped)
+	x5=$(ever); b5=$(since "CFI tables built")
 	grow1=$((${x1:-0} - ${x0:-0})) grow4=$((${x5:-0} - ${x1:-0}))
 	built=$((${b5:-0} - ${b0:-0}))
 	echo "unwind kernel reuse: rows to the top ${x0:-?} -> ${x1:-?} (first binary) -> ${x5:-?} (four more); $built tables built" >&2
@@ -234,17 +245,10 @@ if gcc -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o "$TMP/bigchain" \
 	# new table that finds no room drops the unused ones: then nothing
 	# is left for the minute's rule to count). So from its start on,
 	# only builtins: sleeps are reads that time out, and the caches line
-	# is parsed by bash (caches_now: dropped D, top X, mapped M). Even
+	# is parsed by bash (caches_now). Even
 	# so a process elsewhere may want room first (the host's, or this
 	# shell marked late): the count of tables dropped for the minute is
 	# printed, not required.
-	caches_now() {
-		local l
-		while IFS= read -r l; do
-			[[ $l =~ \ ([0-9]+)\ dropped\ unused.*top\ at\ ([0-9]+)\ \(([0-9]+)\ KiB\ mapped ]] &&
-				D=${BASH_REMATCH[1]} X=${BASH_REMATCH[2]} M=${BASH_REMATCH[3]}
-		done <"$TMP/reuse.err"
-	}
 	# K: the KiB of BPF maps the agent has mapped writable, by the
 	# kernel's account (/proc/PID/maps), not the agent's: a mapping it
 	# says it cut but did not would still be there.
