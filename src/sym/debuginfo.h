@@ -59,6 +59,10 @@ struct elfsym;
 	X(dwarf_too_big, "over the memory budget")			\
 	/* handles closed to stay in budget */				\
 	X(dwarf_evicted, "closed to stay in the budget")		\
+	/* lookups named by symbols alone: the budget was held by	\
+	 * handles opened less than a second before (symfile.h) */	\
+	X(dwarf_deferred, "lookups without DWARF while the budget was "	\
+	  "held")							\
 	/* the file changed since its symbols were read */		\
 	X(dwarf_changed, "changed on disk")				\
 	/* refused: names another file (dwz) outside the host's debug	\

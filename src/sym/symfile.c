@@ -29,6 +29,8 @@ struct symfile {
 	bool dwarf_follow;		/* found in a debug directory */
 	struct dwarf_file *dw;		/* open, or NULL */
 	uint64_t dw_bytes;
+	uint64_t dw_opened_ns;		/* when dw was opened */
+	uint64_t dw_retry_ns;		/* not opened again before then */
 	uint64_t dw_errors_seen;
 	bool dw_failed;			/* do not try to open it again... */
 	bool dw_gone;			/* ...unless by another path: the
@@ -568,8 +570,13 @@ bool symfile__has_debug_file(const struct symfile *sf)
 	return sf && (sf->dbg || (sf->dwarf_path && !elfsym__has_dwarf(sf->bin)));
 }
 
-/* Closes the least recently used handle other than keep; false if none. */
-static bool evict_one(struct symcache *c, const struct symfile *keep)
+/* Closes the least recently used handle other than keep, among those open
+ * for SYMCACHE_DWARF_MIN_OPEN_NS; false if none. A younger handle stays:
+ * two files in use whose DWARF together passes the budget would otherwise
+ * close and read each other again at each new address (a sanitized agent
+ * profiling itself read 115 MB in 2 s, its CPU all spent on it). */
+static bool evict_one(struct symcache *c, const struct symfile *keep,
+		      uint64_t now)
 {
 	struct symfile *lru = NULL, *sf;
 	size_t it = 0;
@@ -577,7 +584,9 @@ static bool evict_one(struct symcache *c, const struct symfile *keep)
 
 	while (hashmap__next(c->files, &it, NULL, NULL, &v)) {
 		sf = (struct symfile *)(uintptr_t)v;
-		if (sf->dw && sf != keep && (!lru || sf->last_use < lru->last_use))
+		if (sf->dw && sf != keep &&
+		    now - sf->dw_opened_ns >= SYMCACHE_DWARF_MIN_OPEN_NS &&
+		    (!lru || sf->last_use < lru->last_use))
 			lru = sf;
 	}
 	if (!lru)
@@ -587,13 +596,22 @@ static bool evict_one(struct symcache *c, const struct symfile *keep)
 	return true;
 }
 
+static bool over_budget(const struct symcache *c)
+{
+	return c->dw_bytes > c->budget || c->dw_open > SYMCACHE_DWARF_OPEN_MAX;
+}
+
 static void dwarf_open(struct symcache *c, struct symfile *sf)
 {
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, now = clock__mono_ns();
 	int err;
 
 	if (!c->budget) {
 		sf->dw_failed = true;
+		return;
+	}
+	if (now < sf->dw_retry_ns) {
+		c->st->dwarf_deferred++;
 		return;
 	}
 	err = dwarf_file__open(sf->dwarf_path, &(struct targetfile_want){
@@ -615,11 +633,18 @@ static void dwarf_open(struct symcache *c, struct symfile *sf)
 	}
 	c->st->dwarf_opened++;
 	sf->dw_bytes = bytes;
+	sf->dw_opened_ns = now;
 	c->dw_bytes += bytes;
 	c->dw_open++;
-	while ((c->dw_bytes > c->budget || c->dw_open > SYMCACHE_DWARF_OPEN_MAX) &&
-	       evict_one(c, sf))
+	while (over_budget(c) && evict_one(c, sf, now))
 		;
+	if (!over_budget(c))
+		return;
+	/* The others were opened just now: this one waits its turn, named
+	 * by its symbols alone meanwhile. */
+	dwarf_close(c, sf);
+	sf->dw_retry_ns = now + SYMCACHE_DWARF_MIN_OPEN_NS;
+	c->st->dwarf_deferred++;
 }
 
 size_t symfile__lookup(struct symcache *c, struct symfile *sf, uint64_t vaddr,

@@ -28,6 +28,8 @@
 #define SYMCACHE_DWARF_BUDGET	(8ull << 20)
 #define SYMCACHE_DWARF_SHARE	8	/* at most an eighth of max-memory */
 #define SYMCACHE_DWARF_OPEN_MAX	64
+/* A handle stays open this long before another may close it for room. */
+#define SYMCACHE_DWARF_MIN_OPEN_NS	(1000ull * 1000 * 1000)
 /* One file's symbol tables may cost at most a quarter of max-memory (the
  * agent's --max-memory; `record`: 512M): the rest of a binary's owner's
  * making is left out and its functions go unnamed, counted. */

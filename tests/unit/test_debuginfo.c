@@ -410,6 +410,50 @@ static void test_cache_shared(void)
 	symcache__free(c);
 }
 
+/* Two files in use whose DWARF passes the budget together: the one opened
+ * last waits a second (named by symbols alone, counted) instead of closing
+ * the other, and neither is read again at each lookup. */
+static void test_dwarf_no_thrash(void)
+{
+	struct debuginfo_stats st = { 0 };
+	struct symcache *c = symcache__new(&st);
+	char copy[PATH_MAX];
+	struct symframe fr[4];
+	struct symfile *a, *d;
+	uint64_t one;
+	size_t n;
+	int i;
+
+	CHECK(c);
+	tpath(copy, "copy-thrash");
+	CHECK(sh("cp %s %s", prog, copy));
+	a = symcache__get(c, &(struct symfile_source){ .path = prog, .build_id = build_id });
+	d = symcache__get(c, &(struct symfile_source){ .path = copy });
+	CHECK(a && d && a != d);
+	n = symfile__lookup(c, a, other_addr, fr, 4);
+	CHECK(n == 1 && fr[0].line == 17);
+	one = symcache__dwarf_bytes(c);
+	CHECK(one > 0);
+	/* room for one and a half: the budget is an eighth of max-memory */
+	symcache__set_memory(c, one * 3 / 2 * SYMCACHE_DWARF_SHARE);
+	for (i = 0; i < 100; i++) {
+		n = symfile__lookup(c, d, other_addr, fr, 4);
+		CHECK(n == 1 && !strcmp(fr[0].name, "tp_other") && !fr[0].line);
+		n = symfile__lookup(c, a, other_addr, fr, 4);
+		CHECK(n == 1 && fr[0].line == 17);
+	}
+	CHECK(st.dwarf_opened == 2 && st.dwarf_evicted == 0 && st.dwarf_deferred == 100);
+	CHECK(symcache__dwarf_bytes(c) == one);
+	usleep(SYMCACHE_DWARF_MIN_OPEN_NS / 1000 + 50000);
+	/* a second on, the other's turn: a is closed for it */
+	n = symfile__lookup(c, d, other_addr, fr, 4);
+	CHECK(n == 1 && fr[0].line == 17);
+	CHECK(st.dwarf_opened == 3 && st.dwarf_evicted == 1);
+	symcache__put(c, a);
+	symcache__put(c, d);
+	symcache__free(c);
+}
+
 /* Files no binary uses stay for the next one, longest unused going first
  * when over the bounds. */
 static void test_cache_keeps_unused(void)
@@ -674,6 +718,7 @@ int main(void)
 		RUN(test_cache_keeps_unused);
 		RUN(test_dwarf_latest_path);
 		RUN(test_dwarf_budget);
+		RUN(test_dwarf_no_thrash);
 		RUN(test_corrupt_dwarf);
 		RUN(test_fuzz_dwarf);
 	}
