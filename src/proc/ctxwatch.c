@@ -346,9 +346,12 @@ static void discover(struct ctxwatch *t, struct pctx *p)
 		count_once(&p->counted.found, &t->stats.procs_found);
 		return;
 	}
-	/* Defined but not resolved yet (lazy binding, dlopen underway). */
+	/* Defined but not resolved yet (lazy binding, dlopen underway; ld.so
+	 * relocating a starting process: a sanitized one took over 200 ms,
+	 * its first samples all unlabelled meanwhile). */
 	if ((r1 == -EAGAIN || r2 == -EAGAIN) && p->retries++ < MAX_RETRIES) {
-		p->due_ns = clock__mono_ns() + RETRY_NS;
+		p->due_ns = clock__mono_ns() +
+			    (starting(p) ? RECHECK_STARTING_NS : RETRY_NS);
 		return;
 	}
 	/* Not there (yet): a library with it may be dlopen()ed later. */
@@ -694,3 +697,4 @@ const struct ctxwatch_stats *ctxwatch__stats(const struct ctxwatch *t)
 {
 	return &t->stats;
 }
+
