@@ -117,6 +117,7 @@ static const struct counter_ref debug_info_refs[] = {
 	COUNTER(DEBUGINFO, dwarf_too_big),
 	COUNTER(DEBUGINFO, dwarf_evicted),
 	COUNTER(DEBUGINFO, dwarf_deferred),
+	COUNTER(DEBUGINFO, dwarf_restarted),
 	COUNTER(DEBUGINFO, dwarf_changed),
 	COUNTER_PART(NULL, DEBUGINFO, files),
 	COUNTER_SUB(DEBUGINFO, load_ms),

@@ -63,6 +63,8 @@ struct elfsym;
 	 * handles opened less than a second before (symfile.h) */	\
 	X(dwarf_deferred, "lookups without DWARF while the budget was "	\
 	  "held")							\
+	/* handles closed at two minutes, to drop libdw's state */	\
+	X(dwarf_restarted, "reopened afresh")				\
 	/* the file changed since its symbols were read */		\
 	X(dwarf_changed, "changed on disk")				\
 	/* refused: names another file (dwz) outside the host's debug	\

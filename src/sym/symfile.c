@@ -45,6 +45,7 @@ struct symcache {
 	struct debuginfo_stats *st;
 	uint64_t tick;
 	uint64_t budget;		/* bytes of DWARF sections */
+	uint64_t dw_restart_ns;		/* a handle's age when reopened */
 	uint64_t sym_max;		/* one file's symbol tables */
 	bool budget_set;		/* by TAGPROF_DWARF_MAX_MB */
 	uint64_t dw_bytes;
@@ -74,6 +75,7 @@ struct symcache *symcache__new(struct debuginfo_stats *stats)
 	}
 	c->st = stats;
 	c->budget = SYMCACHE_DWARF_BUDGET;
+	c->dw_restart_ns = SYMCACHE_DWARF_RESTART_NS;
 	c->keep = (struct symcache_keep){ SYMCACHE_KEEP_NS, SYMCACHE_KEEP_FILES,
 					  SYMCACHE_KEEP_BYTES };
 	if (env && *env) {
@@ -435,12 +437,35 @@ static bool over_keep(const struct symcache *c, const struct symfile *oldest,
 	       c->idle > c->keep.files || c->idle_bytes > c->keep.bytes;
 }
 
+void symcache__set_dwarf_restart(struct symcache *c, uint64_t ns)
+{
+	c->dw_restart_ns = ns;
+}
+
+/* Closes the DWARF handles open for dw_restart_ns: the next lookup opens
+ * them afresh, without the state libdw kept of the lookups before. */
+static void restart_dwarf(struct symcache *c, uint64_t now)
+{
+	struct symfile *sf;
+	size_t it = 0;
+	uint64_t v;
+
+	while (hashmap__next(c->files, &it, NULL, NULL, &v)) {
+		sf = (struct symfile *)(uintptr_t)v;
+		if (sf->dw && now - sf->dw_opened_ns >= c->dw_restart_ns) {
+			dwarf_close(c, sf);
+			c->st->dwarf_restarted++;
+		}
+	}
+}
+
 void symcache__sweep(struct symcache *c)
 {
 	uint64_t now = clock__mono_ns(), v;
 	struct idle_file *idle;
 	size_t n, i;
 
+	restart_dwarf(c, now);
 	n = collect_idle(c, &idle);
 	sort__array(idle, n, sizeof(*idle), idle_cmp);
 	for (i = 0; i < n && over_keep(c, idle[i].sf, now); i++) {

@@ -30,6 +30,11 @@
 #define SYMCACHE_DWARF_OPEN_MAX	64
 /* A handle stays open this long before another may close it for room. */
 #define SYMCACHE_DWARF_MIN_OPEN_NS	(1000ull * 1000 * 1000)
+/* ...and is opened afresh after this long (at a sweep): libdw fills a
+ * Dwarf's state (CUs, DIEs, line tables, abbreviations) as lookups ask and
+ * frees none of it before dwarf_end, so a file in use for days would keep
+ * every part of it ever read, outside the budget counted at open. */
+#define SYMCACHE_DWARF_RESTART_NS	(120ull * 1000 * 1000 * 1000)
 /* One file's symbol tables may cost at most a quarter of max-memory (the
  * agent's --max-memory; `record`: 512M): the rest of a binary's owner's
  * making is left out and its functions go unnamed, counted. */
@@ -109,6 +114,8 @@ struct symcache_keep {
 
 /* Other bounds than SYMCACHE_KEEP_* (tests; 0 ns: none kept). */
 void symcache__set_keep(struct symcache *c, const struct symcache_keep *k);
+/* Another age than SYMCACHE_DWARF_RESTART_NS (tests). */
+void symcache__set_dwarf_restart(struct symcache *c, uint64_t ns);
 
 size_t symcache__count(const struct symcache *c);		/* files held */
 /* Files held that no binary refers to, and their symbols' bytes. */

@@ -85,11 +85,12 @@ for v in shared pie nopie dlopen; do
 	# late on a busy machine (4 sd at 3000 samples is 3 points).
 	min=96; [ $v = dlopen ] && min=65
 	# Sanitized (tests/run.sh exports SANITIZE), the agent reads the new
-	# program's symbols 5-10 times slower, on the path that also runs the
-	# discovery due 50 ms after the exec: found 0.1-0.5 s after the start
-	# here (labelled 85-98%), later on the CI machine. The labels' worth is
-	# the own-moment check below, which keeps its bound.
-	[ -n "${SANITIZE:-}" ] && min=$((min - 11))
+	# program's symbols and builds its CFI tables (libasan has no frame
+	# pointers) 5-10 times slower, on the thread that also runs the
+	# discovery due 50 ms after the exec: labels from 0.1-0.5 s on
+	# (labelled 81-98% here, 70-96% on the CI machine). The labels' worth
+	# is the own-moment check below, which keeps its bound.
+	[ -n "${SANITIZE:-}" ] && { min=75; [ $v = dlopen ] && min=55; }
 	lp=$(pct "$lab" "$all")
 	echo "$name: $lab of $all samples labelled ($lp%), $edge outside spin_qN" >&2
 	within "$lp" $min 100 || why="$why labelled=$lp%<$min%"

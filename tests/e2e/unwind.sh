@@ -122,10 +122,13 @@ f=$(ls "$TMP"/ag/*_nofp_chain.pb.gz 2>/dev/null | head -1)
 read -r full all < <(full_chain "${f:-/dev/null}")
 p=$(pct "$full" "$all")
 echo "unwind agent: nofp_chain started under the agent: full chain in $full of $all samples ($p%)" >&2
-if [ $rc -eq 0 ] && [ "${all:-0}" -ge 1000 ] && within "$p" 90 100; then
+# Sanitized, the agent builds the CFI tables (cfitable__build, most of its
+# CPU then) several times slower: 83% seen; floor 75%.
+floor=90; [ -n "${SANITIZE:-}" ] && floor=75
+if [ $rc -eq 0 ] && [ "${all:-0}" -ge 1000 ] && within "$p" $floor 100; then
 	pass unwind_agent_marks_soon
 else
-	fail unwind_agent_marks_soon "rc=$rc, $full of $all samples ($p%) show main -> f1 -> ... (want >= 90% of >= 1000); log: $(grep -E 'window|unwind' "$TMP/ag.err" | tail -4)"
+	fail unwind_agent_marks_soon "rc=$rc, $full of $all samples ($p%) show main -> f1 -> ... (want >= $floor% of >= 1000); log: $(grep -E 'window|unwind' "$TMP/ag.err" | tail -4)"
 fi
 
 # memcpy's caller. Its name depends on the CPU (the IFUNC picks one) and on

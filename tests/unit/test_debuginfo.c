@@ -454,6 +454,35 @@ static void test_dwarf_no_thrash(void)
 	symcache__free(c);
 }
 
+/* A handle in use is opened afresh at a sweep once old enough (libdw's
+ * state of the lookups before goes with the old one), and names as before. */
+static void test_dwarf_restarted(void)
+{
+	struct debuginfo_stats st = { 0 };
+	struct symcache *c = symcache__new(&st);
+	struct symframe fr[4];
+	struct symfile *a;
+	uint64_t one;
+	size_t n;
+
+	CHECK(c);
+	a = symcache__get(c, &(struct symfile_source){ .path = prog, .build_id = build_id });
+	CHECK(a);
+	n = symfile__lookup(c, a, other_addr, fr, 4);
+	CHECK(n == 1 && fr[0].line == 17);
+	one = symcache__dwarf_bytes(c);
+	symcache__sweep(c);
+	CHECK(st.dwarf_restarted == 0 && symcache__dwarf_bytes(c) == one);
+	symcache__set_dwarf_restart(c, 1);
+	symcache__sweep(c);
+	CHECK(st.dwarf_restarted == 1 && symcache__dwarf_bytes(c) == 0);
+	n = symfile__lookup(c, a, other_addr, fr, 4);
+	CHECK(n == 1 && fr[0].line == 17 && st.dwarf_opened == 2);
+	CHECK(symcache__dwarf_bytes(c) == one);
+	symcache__put(c, a);
+	symcache__free(c);
+}
+
 /* Files no binary uses stay for the next one, longest unused going first
  * when over the bounds. */
 static void test_cache_keeps_unused(void)
@@ -719,6 +748,7 @@ int main(void)
 		RUN(test_dwarf_latest_path);
 		RUN(test_dwarf_budget);
 		RUN(test_dwarf_no_thrash);
+		RUN(test_dwarf_restarted);
 		RUN(test_corrupt_dwarf);
 		RUN(test_fuzz_dwarf);
 	}
