@@ -410,6 +410,21 @@ static void test_cache_shared(void)
 	symcache__free(c);
 }
 
+/* Two entries of one build: prog by its build ID, and a copy of it (named
+ * name) by path. */
+static bool prog_and_copy(struct symcache *c, const char *name,
+			  struct symfile **a, struct symfile **d)
+{
+	char copy[PATH_MAX];
+
+	tpath(copy, name);
+	if (!sh("cp %s %s", prog, copy))
+		return false;
+	*a = symcache__get(c, &(struct symfile_source){ .path = prog, .build_id = build_id });
+	*d = symcache__get(c, &(struct symfile_source){ .path = copy });
+	return *a && *d;
+}
+
 /* Two files in use whose DWARF passes the budget together: the one opened
  * last waits a second (named by symbols alone, counted) instead of closing
  * the other, and neither is read again at each lookup. */
@@ -417,7 +432,6 @@ static void test_dwarf_no_thrash(void)
 {
 	struct debuginfo_stats st = { 0 };
 	struct symcache *c = symcache__new(&st);
-	char copy[PATH_MAX];
 	struct symframe fr[4];
 	struct symfile *a, *d;
 	uint64_t one;
@@ -425,11 +439,7 @@ static void test_dwarf_no_thrash(void)
 	int i;
 
 	CHECK(c);
-	tpath(copy, "copy-thrash");
-	CHECK(sh("cp %s %s", prog, copy));
-	a = symcache__get(c, &(struct symfile_source){ .path = prog, .build_id = build_id });
-	d = symcache__get(c, &(struct symfile_source){ .path = copy });
-	CHECK(a && d && a != d);
+	CHECK(prog_and_copy(c, "copy-thrash", &a, &d) && a != d);
 	n = symfile__lookup(c, a, other_addr, fr, 4);
 	CHECK(n == 1 && fr[0].line == 17);
 	one = symcache__dwarf_bytes(c);
@@ -489,16 +499,11 @@ static void test_cache_keeps_unused(void)
 {
 	struct debuginfo_stats st = { 0 };
 	struct symcache *c = symcache__new(&st);
-	char copy[PATH_MAX];
 	struct symfile *a, *d;
 	uint64_t bytes;
 
 	CHECK(c);
-	tpath(copy, "copy-kept");
-	CHECK(sh("cp %s %s", prog, copy));
-	a = symcache__get(c, &(struct symfile_source){ .path = prog, .build_id = build_id });
-	d = symcache__get(c, &(struct symfile_source){ .path = copy });
-	CHECK(a && d && st.files == 2);
+	CHECK(prog_and_copy(c, "copy-kept", &a, &d) && st.files == 2);
 	CHECK(symcache__unused(c, &bytes) == 0 && bytes == 0);
 	symcache__put(c, a);
 	usleep(1000);
