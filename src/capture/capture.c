@@ -36,6 +36,8 @@
 #include "unwind/unwind.h"
 #include "util/clock.h"
 
+#define DRAIN_BUDGETS 10	/* sampler__drain's, 100 ms each */
+
 struct capture {
 	struct capture_opts o;
 	struct sampler *sampler;
@@ -452,13 +454,18 @@ static void close_window(struct capture *c, const struct window_end *e)
 	loctab__reset(c->lt);
 }
 
+void capture__drain(struct capture *c)
+{
+	sampler__drain(c->sampler, DRAIN_BUDGETS);
+}
+
 struct pprof *capture__take(struct capture *c)
 {
 	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
-	uint64_t now = clock__ns(CLOCK_MONOTONIC);
 	struct comments_in in;
 	struct pprof *pp;
 	char shares[COMMENTS_SHARES_LEN];
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
 
 	if (!cpu || pprofwin__prepare(c->pw)) {
 		free(cpu);

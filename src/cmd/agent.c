@@ -597,11 +597,15 @@ static time_t window_end(time_t now, uint64_t window)
 static void end_window(struct agent *a)
 {
 	uint64_t cpu0 = clock__ns(CLOCK_THREAD_CPUTIME_ID);
-	uint64_t samples = capture__window_samples(a->cap);
-	struct capture_cpu cpu = capture__take_cpu(a->cap);
-	struct pprof *pp = capture__take(a->cap);
+	struct capture_cpu cpu;
+	struct pprof *pp;
+	uint64_t samples, n;
 	char refused[160];
-	uint64_t n;
+
+	capture__drain(a->cap);
+	samples = capture__window_samples(a->cap);
+	cpu = capture__take_cpu(a->cap);
+	pp = capture__take(a->cap);
 
 	/* Hostile process contexts are logged once per window with news. */
 	n = capture__ctx_refusals(a->cap, refused, sizeof(refused));

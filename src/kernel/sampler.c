@@ -547,6 +547,13 @@ int sampler__consume(struct sampler *s)
 	return s->more ? 0 : n;
 }
 
+void sampler__drain(struct sampler *s, int budgets)
+{
+	do
+		sampler__consume(s);
+	while (s->more && --budgets > 0);
+}
+
 int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd)
 {
 	/* Few records wake us (see wakeup_flag in the BPF program): take

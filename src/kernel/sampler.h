@@ -61,6 +61,10 @@ int sampler__poll(struct sampler *s, int timeout_ms, int wake_fd);
  * taking every record waiting (records handled). */
 int sampler__wait(struct sampler *s, int timeout_ms, int wake_fd);
 int sampler__consume(struct sampler *s);
+/* Consumes what waits, up to budgets consume budgets (100 ms each) when a
+ * backlog goes on: a window closed on a backlog would give its samples to
+ * the next one. */
+void sampler__drain(struct sampler *s, int budgets);
 
 /* Stops sampling (closes the perf events), then hands over every record
  * still in the ring buffer. */
