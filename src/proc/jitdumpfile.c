@@ -18,13 +18,14 @@
 /* What was read of the file at time R names code exactly for samples
  * taken before R; a sample after it may run code whose record came later
  * (a JIT reusing memory writes the new code's). So the file is looked at
- * again for a sample newer than the last look, not sooner than
- * LOOK_MIN_NS after it: a look covers every sample taken before it, all
- * the samples of the reader's batch then, so it costs a stat(2) per batch
- * while the file does not grow, and a read of what was appended when it
- * did. Without a sample time (or with times of another clock), once a
- * second. */
-#define LOOK_MIN_NS (1000ull * 1000)
+ * again for every sample newer than the last look: a look covers every
+ * sample taken before it, all the samples of the reader's batch then, so
+ * it costs a stat(2) per batch while the file does not grow, and a read of
+ * what was appended when it did; and one per sample taken while the reader
+ * runs. (Not sooner than 1 ms after the last look, as it once was, named a
+ * sample taken just after a look from the code its memory held before: a
+ * sanitized CI's codegen_churn_jit_names.) Without a sample time (or with
+ * times of another clock), once a second. */
 #define RECHECK_NS (1000ull * 1000 * 1000)
 /* Code that ended this long ago names no sample still on its way. */
 #define KEEP_NS (30ull * 1000 * 1000 * 1000)
@@ -289,8 +290,7 @@ static bool look_again(const struct jitdumpfile *jf, uint64_t time_ns,
 {
 	if (!jf->looked_ns || now - jf->looked_ns >= RECHECK_NS)
 		return true;
-	return time_ns > jf->looked_ns && !jf->st.arch_time &&
-	       now - jf->looked_ns >= LOOK_MIN_NS;
+	return time_ns > jf->looked_ns && !jf->st.arch_time;
 }
 
 int jitdumpfile__lookup(struct jitdumpfile **jfp, struct proctable_stats *st,

@@ -1295,7 +1295,7 @@ static void test_process_jitdump(void)
 	const struct loctab_mapping *m;
 	struct self s;
 	struct jw w = { 0 };
-	uint64_t code, t0, t1;
+	uint64_t code, t0, t1, t2;
 	uint32_t a, b, c;
 	size_t code_off, grown;
 	FILE *f;
@@ -1367,6 +1367,17 @@ static void test_process_jitdump(void)
 	CHECK(!loctab__location_at(s.lt, frame_at(&s, code + 0x150,
 						   t1 + 1000))->nlines);
 	CHECK(ps->jitdump_loads == 2 && ps->jitdump_records == 3);
+	/* A look, and at once (well within the 1 ms a rate limit once
+	 * waited) the memory reused again: a sample taken since is the new
+	 * code's. */
+	CHECK(loc_is(s.lt, frame_at(&s, code + 0x104, mono_ns()),
+		     "query_2_join", NULL, 0));
+	t2 = mono_ns();
+	grown = w.len;
+	w_load(&w, t2, code + 0x100, 0x40, 3, "query_3_sort");
+	CHECK(append(s.path, &w, grown));
+	CHECK(loc_is(s.lt, frame_at(&s, code + 0x108, mono_ns()),
+		     "query_3_sort", NULL, 0));
 
 	/* The next window: the same names again. */
 	loctab__reset(s.lt);
