@@ -462,10 +462,10 @@ void capture__drain(struct capture *c)
 struct pprof *capture__take(struct capture *c)
 {
 	struct tp_stats sum, *cpu = calloc(c->ncpus, sizeof(*cpu));
+	uint64_t now = clock__ns(CLOCK_MONOTONIC);
 	struct comments_in in;
 	struct pprof *pp;
 	char shares[COMMENTS_SHARES_LEN];
-	uint64_t now = clock__ns(CLOCK_MONOTONIC);
 
 	if (!cpu || pprofwin__prepare(c->pw)) {
 		free(cpu);

@@ -71,6 +71,13 @@ void capture__poll(struct capture *c, int timeout_ms, int wake_fd);
 /* Stops sampling and handles the records still buffered. */
 void capture__stop(struct capture *c);
 
+/* Hands over the records waiting, up to a second's work: the agent calls
+ * it before a window's end, so that the records sampled before the end
+ * are the window's own (a reader slowed by a new program's symbols, a
+ * sanitized agent 283 ms behind, gave them to the next window, with a
+ * time before its start). */
+void capture__drain(struct capture *c);
+
 /* Closes the current window: sets its time, duration and the comments
  * that count this window's losses and failures, and returns its pprof
  * (the caller owns it); a new window starts. Samples the window lost
@@ -80,12 +87,6 @@ void capture__stop(struct capture *c);
  * window that lost everything still has something to write and to show.
  * Every consumer is told the window closed. NULL on ENOMEM (the window
  * is kept). */
-/* Hands over the records waiting, up to a second's work: the agent calls
- * it before a window's end, so that the records sampled before the end
- * are the window's own (a reader slowed by a new program's symbols, a
- * sanitized agent 283 ms behind, gave them to the next window, with a
- * time before its start). */
-void capture__drain(struct capture *c);
 struct pprof *capture__take(struct capture *c);
 
 #define CAPTURE_MAX_CONSUMERS 8

@@ -697,4 +697,3 @@ const struct ctxwatch_stats *ctxwatch__stats(const struct ctxwatch *t)
 {
 	return &t->stats;
 }
-
