@@ -394,6 +394,57 @@ __noinline int sample_context(void)
 			    &s->cfg, &s->hdr, s->ctx, filter_label);
 }
 
+/* The data address, source and weight of this CPU's sample, into its
+ * scratch: read from the kernel's sample data behind the context, each
+ * only when the sample's flags say the kernel filled it in (before 6.1
+ * there are no flags, and perf_sample_data_init set all three). False for
+ * a sample to drop: no address (counted), or an IBS op of another kind.
+ * Global, as sample_walk_fp: checked once. */
+__noinline int sample_mem(struct bpf_perf_event_data *ctx)
+{
+	struct bpf_perf_event_data_kern *k = (void *)ctx;
+	__u32 zero = 0;
+	struct scratch *s = bpf_map_lookup_elem(&scratch_map, &zero);
+	struct tp_stats *st = cpu_stats();
+	struct perf_sample_data *d = NULL;
+	__u64 flags = ~0ull, src = 0;
+
+	if (!s || !st)
+		return 0;
+	__builtin_memset(&s->mem, 0, sizeof(s->mem));
+	bpf_probe_read_kernel(&d, sizeof(d), &k->data);
+	if (!d)
+		return 0;
+	if (bpf_core_field_exists(d->sample_flags))
+		flags = BPF_CORE_READ(d, sample_flags);
+	if (flags & PERF_SAMPLE_ADDR)
+		s->mem.addr = BPF_CORE_READ(d, addr);
+	if (!s->mem.addr) {
+		stat_inc(st, mem_no_addr);
+		return 0;
+	}
+	if (flags & PERF_SAMPLE_DATA_SRC) {
+		src = BPF_CORE_READ(d, data_src.val);
+		/* PERF_MEM_NA: the pre-6.1 default, nothing known */
+		if (src != TP_MEM_SRC_NA) {
+			s->mem.data_src = src;
+			s->mem.flags |= TP_MEM_DATA_SRC;
+		}
+	}
+	if (mem_op && (s->mem.flags & TP_MEM_DATA_SRC) &&
+	    !(src & mem_op)) {
+		stat_inc(st, mem_other_op);
+		return 0;
+	}
+	if (flags & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT)) {
+		/* the low 32 bits: the latency in either layout */
+		s->mem.weight = (__u32)BPF_CORE_READ(d, weight.full);
+		if (s->mem.weight)
+			s->mem.flags |= TP_MEM_WEIGHT;
+	}
+	return 1;
+}
+
 /* Turns one sample of the current thread into a record: filters, tag,
  * context, ids, both stacks and the user extras, then the ring buffer.
  * Every entry program calls it with its own origin. */
@@ -457,6 +508,8 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 		stat_inc(st, label_filtered);
 		return 0;
 	}
+	if (mem_sampling && !sample_mem(ctx))
+		return 0;
 	STAGE_END(STAGE_FILTER);
 	s->hdr.type = TP_REC_SAMPLE;
 	s->hdr.pid = pid;
@@ -517,6 +570,15 @@ static __always_inline int collect_sample(void *ctx, enum sample_origin origin)
 	size = *(volatile __u64 *)&s->size;
 	if (size > sizeof(*s))	/* cannot happen; tells the verifier the bound */
 		return 0;
+	s->hdr.mem = 0;
+	if (mem_sampling) {
+		/* after the longest record there is mem_room */
+		if (size > offsetof(struct scratch, mem_room))
+			return 0;
+		__builtin_memcpy((__u8 *)s + size, &s->mem, sizeof(s->mem));
+		size += sizeof(s->mem);
+		s->hdr.mem = 1;
+	}
 	STAGE_END(STAGE_STACKID);
 	if (bpf_ringbuf_output(&events, s, size,
 			       wakeup_flag(s->hdr.time_ns, &s->unwoken, size,

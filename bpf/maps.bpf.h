@@ -36,6 +36,11 @@ const volatile bool stack_ids = false;
  * against libdwfl (tests). */
 const volatile bool cfi_check_all = false;
 const volatile __u64 stack_seed = 0;
+/* A memory-access event (-e page-faults, mem-loads, mem-stores): samples
+ * carry a struct tp_mem. mem_op: IBS, which tags any op: keep only the
+ * samples whose data source says this PERF_MEM_OP_* (0: keep all). */
+const volatile bool mem_sampling = false;
+const volatile __u32 mem_op = 0;
 
 /* The agent's stack generation: a new one makes every CPU send each stack
  * again, after the agent forgot the ones it had (tp_sample.stack_gen). */
@@ -102,6 +107,10 @@ struct scratch {
 	__u64 frames[FRAME_SLOTS];
 	struct tp_uregs uregs;
 	__u8 ustack[TP_STACK_MAX];
+	/* room for a memory sample's struct tp_mem after the longest record */
+	__u8 mem_room[sizeof(struct tp_mem)];
+	struct tp_mem mem;	/* not sent from here: the sample's, before it
+				   is put after the record (collect.bpf.h) */
 	/* not sent: this CPU's bytes since it last asked how much waits */
 	__u64 unwoken;
 	__u64 size;		/* the record's (collect_sample) */

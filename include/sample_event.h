@@ -57,13 +57,40 @@ struct tp_sample {
 	__u8 stack_gen;		/* the generation stack_id belongs to (low
 				   8 bits of the agent's count) */
 	__u8 kstack_kind;	/* the kernel frames': enum tp_stack_kind */
-	__u8 pad[2];		/* spare: room for the sample's origin (enum
+	__u8 mem;		/* a struct tp_mem ends the record: the
+				   event is a memory-access one */
+	__u8 pad;		/* spare: room for the sample's origin (enum
 				   sample_origin, bpf/collect.bpf.h) once
 				   there is more than one */
 	__u64 stack_id;		/* names the user frames: see enum
 				   tp_stack_kind */
 };
 _Static_assert(sizeof(struct tp_sample) == 104, "tp_sample layout");
+
+/* A memory-access sample's data (-e page-faults, mem-loads, mem-stores),
+ * after everything else in the record (unaligned there: copy it out).
+ * Read by BPF from the kernel's sample data, each part only when the
+ * kernel's flags say it filled it in. */
+struct tp_mem {
+	__u64 addr;		/* the data address; never 0 (those samples
+				   are counted, not sent) */
+	__u64 data_src;		/* union perf_mem_data_src, when
+				   TP_MEM_DATA_SRC */
+	__u32 weight;		/* the access's latency in cycles, when
+				   TP_MEM_WEIGHT */
+	__u32 flags;		/* enum tp_mem_flags */
+};
+_Static_assert(sizeof(struct tp_mem) == 24, "tp_mem layout");
+
+/* PERF_MEM_NA of the uapi (op, level, snoop, lock and TLB all "not
+ * available"), which vmlinux.h lacks: macros are not in BTF. The op is the
+ * low 5 bits (PERF_MEM_OP_LOAD 2, PERF_MEM_OP_STORE 4). */
+#define TP_MEM_SRC_NA	(1ull | 1ull << 5 | 1ull << 19 | 1ull << 24 | 1ull << 26)
+
+enum tp_mem_flags {
+	TP_MEM_DATA_SRC = 1,
+	TP_MEM_WEIGHT = 2,
+};
 
 /* Whether a sample carries its user frames (stack_kind) and its kernel
  * frames (kstack_kind). The BPF side sends a stack's frames once, with an
@@ -345,13 +372,18 @@ enum tp_ctx_kind {
 	X(cfi_unsupported, "ended at a rule the kernel walk lacks")	\
 	X(cfi_unreadable, "ended at unreadable stack memory")		\
 	X(cfi_bad_frame, "ended at a frame that went down the stack")	\
-	X(cfi_depth, "cut at the frame cap")
+	X(cfi_depth, "cut at the frame cap")				\
+	/* memory-access events: samples the kernel gave no data	\
+	 * address, and IBS ops that were not the loads (or stores)	\
+	 * asked for; neither is sent */				\
+	X(mem_no_addr, "samples without a data address")		\
+	X(mem_other_op, "IBS samples of other ops")
 
 #define TP_STATS_FIELD(field, text)	__u64 field;
 struct tp_stats {
 	TP_STATS_COUNTERS(TP_STATS_FIELD)
 };
 #undef TP_STATS_FIELD
-_Static_assert(sizeof(struct tp_stats) == 240, "tp_stats layout");
+_Static_assert(sizeof(struct tp_stats) == 256, "tp_stats layout");
 
 #endif

@@ -24,6 +24,7 @@
 #include "kernel/ksymbolizer.h"
 #include "out/pprof.h"
 #include "out/pprofwin.h"
+#include "sym/elfsym.h"
 #include "proc/codemap.h"
 #include "proc/ctxwatch.h"
 #include "proc/proctable.h"
@@ -61,6 +62,7 @@ struct capture {
 	/* since the start */
 	uint64_t records, samples;
 	uint64_t ring_bytes;		/* ring-buffer space of the records */
+	struct capture_stats mem_total;	/* its mem_* counts */
 	/* this window */
 	struct capture_stats win;
 	uint64_t win_value;		/* sum of the samples' periods */
@@ -78,11 +80,31 @@ static struct pprofwin *new_pprofwin(const struct capture *c)
 		.period = c->o.period,
 		.service_label = c->o.service_label,
 		.timeline = c->o.timeline,
+		.memory = c->o.event.memory,
+		.weight = c->o.event.mem_hw,
 	};
 
 	if (!po.period && c->o.event.software_clock && c->o.freq)
 		po.period = 1000000000ll / c->o.freq;
 	return pprofwin__new(&po);
+}
+
+static void count_data_object(struct capture *c, enum data_object_kind how)
+{
+	switch (how) {
+	case DATA_OBJECT_SYMBOL:
+		c->win.mem_symbol++;
+		c->mem_total.mem_symbol++;
+		break;
+	case DATA_OBJECT_MAPPING:
+		c->win.mem_mapping++;
+		c->mem_total.mem_mapping++;
+		break;
+	case DATA_OBJECT_NONE:
+		c->win.mem_unnamed++;
+		c->mem_total.mem_unnamed++;
+		break;
+	}
 }
 
 /* A checked sample: resolved and handed to every consumer, unless the
@@ -96,6 +118,8 @@ static void on_sample(struct capture *c, const struct raw_sample *rs)
 		return;
 	}
 	s = resolver__sample(c->res, rs);
+	if (s->mem)
+		count_data_object(c, resolver__data_kind(c->res));
 	for (size_t i = 0; i < c->nconsumers; i++)
 		c->consumers[i].sample(c->consumers[i].ctx, s);
 	c->samples++;
@@ -169,6 +193,12 @@ static int setup(struct capture *c, const struct capture_opts *o)
 	c->procs = proctable__new();
 	if (c->procs)
 		proctable__set_memory(c->procs, o->max_memory);
+	/* A memory-access event names data addresses: every mapping and
+	 * the binaries' variables are kept, which no other profile needs. */
+	if (c->procs && o->event.memory) {
+		proctable__set_data_maps(c->procs, true);
+		elfsym__set_data_objects(true);
+	}
 	if (c->procs &&
 	    symcache__set_debuginfod(proctable__symcache(c->procs),
 				     o->debuginfod_urls, err, sizeof(err)))
@@ -385,6 +415,8 @@ static struct comments_in comments_in(const struct capture *c,
 		.ksym_source = ksymbolizer__source(c->ks),
 		.code_levels = ctxwatch__code_levels(c->cw),
 		.filters = &c->o.filters,
+		.memory = c->o.event.memory,
+		.ldlat = c->o.event.ldlat,
 	};
 }
 
@@ -410,11 +442,12 @@ uint64_t capture__ctx_refusals(const struct capture *c, char *buf, size_t len)
 
 void capture__print_summary(struct capture *c, uint64_t duration_ns)
 {
-	struct capture_stats total = { .samples = c->samples };
+	struct capture_stats total = c->mem_total;
 	struct comments_in in;
 	struct tp_stats st;
 	char shares[COMMENTS_SHARES_LEN];
 
+	total.samples = c->samples;
 	sampler__stats(c->sampler, &st, NULL);
 	in = comments_in(c, &st, &total);
 	ctxwatch__code_shares(c->cw, false, shares, sizeof(shares));

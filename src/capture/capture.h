@@ -24,7 +24,11 @@ struct pprof;
 	X(malformed, "malformed")	/* records that fail the checks */ \
 	/* named their stack by an id the agent does not have */	\
 	X(unknown_stack, "with a stack id not received")		\
-	X(dropped, "dropped over the memory limit")
+	X(dropped, "dropped over the memory limit")			\
+	/* memory-access samples: what named their data address */	\
+	X(mem_symbol, "data addresses in a variable")			\
+	X(mem_mapping, "in a mapping only")				\
+	X(mem_unnamed, "unmapped or the kernel's")
 
 struct capture_stats {
 	CAPTURE_COUNTERS(COUNTER_FIELD)

@@ -258,6 +258,17 @@ static const struct counter_ref kernel_cfi_refs[] = {
 };
 LINE(kernel_cfi);
 
+/* What named the data addresses of memory-access samples, and the
+ * samples BPF did not send for want of one. */
+static const struct counter_ref memory_refs[] = {
+	COUNTER(CAPTURE, mem_symbol),
+	COUNTER(CAPTURE, mem_mapping),
+	COUNTER(CAPTURE, mem_unnamed),
+	COUNTER(TP, mem_no_addr),
+	COUNTER(TP, mem_other_op),
+};
+LINE(memory);
+
 /* ---- the window's problems: what went wrong, each counter on its own
  * ---- */
 
@@ -443,6 +454,29 @@ static void emit_what(const struct comments_in *in,
 	emit(ctx, line);
 }
 
+/* A memory-access profile's coverage, for `tagprof report memory`: the
+ * event and its rate, the load-latency threshold, what named the
+ * addresses. */
+static void emit_memory(const struct comments_in *in,
+			const struct emitter *e)
+{
+	char line[LINE_LEN];
+
+	if (in->period)
+		snprintf(line, sizeof(line), "memory event: %s, period %" PRIu64,
+			 in->event, in->period);
+	else
+		snprintf(line, sizeof(line), "memory event: %s, at %" PRIu64
+			 " Hz", in->event, in->freq);
+	e->emit(e->ctx, line);
+	if (in->ldlat) {
+		snprintf(line, sizeof(line), "ldlat: %u cycles", in->ldlat);
+		e->emit(e->ctx, line);
+	}
+	counters__render(line, sizeof(line), "memory", &memory, e->v);
+	e->emit(e->ctx, line);
+}
+
 void comments__window(const struct comments_in *in,
 		      void (*emit)(void *ctx, const char *line), void *ctx)
 {
@@ -467,6 +501,8 @@ void comments__window(const struct comments_in *in,
 		snprintf(line, sizeof(line), "code regions: %s", in->code_shares);
 		emit(ctx, line);
 	}
+	if (in->memory)
+		emit_memory(in, &e);
 	/* Every counter, for `go tool pprof -comments` and record -v. */
 	emit_full(&e, "tagprof " TAGPROF_VERSION);
 	snprintf(title, sizeof(title), "event: %s", in->event);
@@ -496,6 +532,7 @@ void comments__window(const struct comments_in *in,
 		 unwind_mode__name(in->unwind));
 	emit_line(&e, title, &unwind);
 	emit_line(&e, "kernel CFI", &kernel_cfi);
+	emit_line(&e, "memory", &memory);
 }
 
 uint64_t comments__perfmaps_unread(const struct counter_values *v, char *buf,
@@ -551,6 +588,8 @@ void comments__summary(const struct comments_in *in, FILE *f)
 		summary_line(f, "jitdumps", &jitdumps_summary, &in->v, "");
 	if (counters__sum(&debuginfod, &in->v))
 		summary_line(f, "debuginfod", &debuginfod, &in->v, "");
+	if (in->memory)
+		summary_line(f, "memory", &memory, &in->v, "");
 	if (counters__sum(&thread_context_summary, &in->v))
 		summary_line(f, "thread context", &thread_context_summary,
 			     &in->v, "");

@@ -32,6 +32,8 @@ struct comments_in {
 	 * nesting ("query > operator > pipeline"); "" or NULL: none. */
 	const char *code_shares;
 	const char *code_levels;
+	bool memory;			/* a memory-access event */
+	uint32_t ldlat;			/* its load-latency threshold, or 0 */
 };
 
 #define COMMENTS_SHARES_LEN	1024	/* room for code_shares */

@@ -3,6 +3,7 @@
 #include "capture/records.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 /* A sample record, its lengths checked before anything is read. A record
  * that names its stacks by id leaves rs->frames NULL for the stack table
@@ -51,6 +52,16 @@ static enum record_kind parse_sample(const struct tp_sample *s, size_t size,
 			return RECORD_MALFORMED;
 		rs->regs = (const struct tp_uregs *)((const uint8_t *)s + end);
 		rs->stack = (const uint8_t *)(rs->regs + 1);
+		end += sizeof(struct tp_uregs) + s->stack_size;
+	}
+	if (s->mem) {
+		/* right after the rest, at any alignment: copied out */
+		if (s->mem != 1 || size < end + sizeof(rs->mem))
+			return RECORD_MALFORMED;
+		memcpy(&rs->mem, (const uint8_t *)s + end, sizeof(rs->mem));
+		if (!rs->mem.addr)
+			return RECORD_MALFORMED;
+		rs->has_mem = true;
 	}
 	return RECORD_SAMPLE;
 }

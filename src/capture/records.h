@@ -5,6 +5,7 @@
 #ifndef TAGPROF_RECORDS_H
 #define TAGPROF_RECORDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,8 @@ struct raw_sample {
 	uint64_t kstack_id;		/* unless s->kstack_kind is FRAMES */
 	const struct tp_uregs *regs;	/* NULL: no stack copy */
 	const uint8_t *stack;		/* s->stack_size bytes after regs */
+	bool has_mem;			/* s->mem: a memory-access sample */
+	struct tp_mem mem;		/* ... its address, source, weight */
 };
 
 enum record_kind {

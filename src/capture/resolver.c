@@ -7,6 +7,7 @@
 
 #include "out/pprof.h"
 #include "proc/proctable.h"
+#include "capture/datasrc.h"
 #include "capture/labels.h"
 #include "proc/codemap.h"
 #include "proc/ctxwatch.h"
@@ -24,6 +25,9 @@ struct resolver {
 	uint32_t locs[SAMPLE_MAX_LOCS];
 	struct pprof_label labels[MAX_LABELS];
 	char comm[TP_COMM_LEN + 1], strs[8192];
+	struct tp_mem mem;		/* a memory sample's, and its names */
+	char data_object[512], data_src[96];
+	enum data_object_kind data_kind;
 };
 
 struct resolver *resolver__new(const struct resolver_parts *parts)
@@ -119,7 +123,28 @@ static const struct code_levels *code_levels(struct resolver *r,
 	return reg ? reg->levels : NULL;
 }
 
-static size_t labels(struct resolver *r, const struct proc *p,
+/* A memory sample's labels: data_object, what holds its address, and
+ * data_src where the hardware said where it was served. Returns them. */
+static size_t memory_labels(struct resolver *r, struct proc *p,
+			    const struct raw_sample *rs,
+			    struct pprof_label *labels)
+{
+	size_t nl = 0;
+
+	r->mem = rs->mem;
+	labels[nl++] = (struct pprof_label){ .key = "data_object",
+		.str = proctable__data_object(r->x.procs, p, rs->mem.addr,
+					      rs->s->time_ns, r->data_object,
+					      sizeof(r->data_object),
+					      &r->data_kind) };
+	if (rs->mem.flags & TP_MEM_DATA_SRC)
+		labels[nl++] = (struct pprof_label){ .key = "data_src",
+			.str = datasrc__describe(rs->mem.data_src, r->data_src,
+						 sizeof(r->data_src)) };
+	return nl;
+}
+
+static size_t labels(struct resolver *r, struct proc *p,
 		     const struct raw_sample *rs)
 {
 	const struct tp_sample *s = rs->s;
@@ -141,8 +166,10 @@ static size_t labels(struct resolver *r, const struct proc *p,
 		.blob = rs->ctx, .size = s->ctx_size, .tag_valid = s->tag_valid,
 		.tag = s->tag, .code = code, .code_leaf = leaf },
 		&(struct labels_buf){
-		labels + nl, MAX_LABELS - nl - 1, r->strs, sizeof(r->strs) },
+		labels + nl, MAX_LABELS - nl - 3, r->strs, sizeof(r->strs) },
 		r->x.labels);
+	if (rs->has_mem)
+		nl += memory_labels(r, p, rs, labels + nl);
 	/* The service name last (labels are sorted later): it may be the
 	 * process context's, which labels__resolve can read again and so
 	 * free (a use after free the sanitized suite found). */
@@ -176,5 +203,11 @@ const struct resolved_sample *resolver__sample(struct resolver *r,
 	if (p && p->maps_grown != grown)
 		ctxwatch__maps_changed(r->x.cw, s->pid);
 	r->out.nlabels = labels(r, p, rs);
+	r->out.mem = rs->has_mem ? &r->mem : NULL;
 	return &r->out;
+}
+
+enum data_object_kind resolver__data_kind(const struct resolver *r)
+{
+	return r->data_kind;
 }

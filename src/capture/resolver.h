@@ -10,6 +10,7 @@
 
 #include "capture/records.h"
 #include "capture/sample.h"
+#include "proc/proctable.h"
 
 struct proctable;
 struct ctxwatch;
@@ -38,5 +39,9 @@ void resolver__free(struct resolver *r);	/* accepts NULL */
 /* The resolved sample, valid with all it points to until the next call. */
 const struct resolved_sample *resolver__sample(struct resolver *r,
 					       const struct raw_sample *rs);
+
+/* What named the last sample's data address (resolver__sample with a
+ * memory sample only). */
+enum data_object_kind resolver__data_kind(const struct resolver *r);
 
 #endif

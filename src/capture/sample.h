@@ -31,6 +31,9 @@ struct resolved_sample {
 						 * cpu, [service], context */
 	size_t nlabels;
 	const struct loctab *lt;	/* where the ids are */
+	/* A memory-access sample's data address, source and weight; NULL
+	 * for other events. Its data_object and data_src are labels. */
+	const struct tp_mem *mem;
 };
 
 /* A window that ends: when it was and what it could not resolve. */

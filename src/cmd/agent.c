@@ -21,6 +21,7 @@
 #include "cmd/caps.h"
 #include "cmd/config.h"
 #include "kernel/events.h"
+#include "kernel/memevents.h"
 #include "out/pprof.h"
 #include "proc/proctable.h"
 #include "out/push.h"
@@ -110,15 +111,17 @@ void agent_usage(FILE *out)
 "                     [-F HZ] [-e EVENT] [--push-url URL] [--push-auth-file FILE]\n"
 "                     [--retain-files N] [--retain-bytes SIZE] [--max-memory SIZE]\n"
 "                     [--no-demangle] [--unwind fp|dwarf|auto] [--stack-bytes N]\n"
-"                     [--debuginfod-urls URLS] [--timeline] [-v] [--check-config]\n"
+"                     [--debuginfod-urls URLS] [--timeline] [--ldlat CYCLES]\n"
+"                     [-v] [--check-config]\n"
 "\n"
 "Profiles the whole system continuously. Every window it writes one pprof per\n"
 "service (the process context's service.name, else the executable's name) to\n"
 "the output directory as <UTC start>_<service>.pb.gz, and pushes it to a\n"
 "Pyroscope-compatible server if --push-url is set. Runs until SIGTERM,\n"
 "SIGINT or SIGXCPU, which write the partial window first; SIGHUP re-reads\n"
-"the config (freq, event, unwind, stack-bytes, timeline and debuginfod-urls\n"
-"only at a restart: the privileges to apply them are dropped after start-up);\n"
+"the config (freq, event, ldlat, unwind, stack-bytes, timeline and\n"
+"debuginfod-urls only at a restart: the privileges to apply them are dropped\n"
+"after start-up);\n"
 "other signals that would end it (SIGUSR1, SIGUSR2, SIGPIPE,\n"
 "SIGALRM, real-time signals...) are ignored.\n"
 "\n"
@@ -145,6 +148,8 @@ void agent_usage(FILE *out)
 "                        none: no fetching)\n"
 "  --timeline            per-sample windows, as record -T writes them (config:\n"
 "                        timeline = true); bigger files\n"
+"  --ldlat CYCLES        -e mem-loads on Intel PEBS: sample loads slower than\n"
+"                        CYCLES (default 30)\n"
 "  -v, --verbose         a line per window; more with -vv\n"
 "  --check-config        print the settings that would be used, and exit\n"
 "  -h, --help            this help\n", DEFAULT_CONFIG);
@@ -170,6 +175,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 		{ "stack-bytes", required_argument, NULL, 'S' },
 		{ "debuginfod-urls", required_argument, NULL, 'U' },
 		{ "timeline", no_argument, NULL, 'T' },
+		{ "ldlat", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -271,7 +277,8 @@ static void print_config(const struct agent_config *c)
 	       "\nevent = %s\npush-url = %s\npush-auth-file = %s\n"
 	       "retain-files = %" PRIu64 "\nretain-bytes = %" PRIu64
 	       "\nmax-memory = %" PRIu64 "\nverbose = %d\nunwind = %s\n"
-	       "stack-bytes = %u\ndebuginfod-urls = %s\ntimeline = %s\n",
+	       "stack-bytes = %u\ndebuginfod-urls = %s\ntimeline = %s\n"
+	       "ldlat = %u\n",
 	       c->output_dir,
 	       c->window_s, c->freq, c->event,
 	       c->push_url ? c->push_url : "none",
@@ -280,7 +287,8 @@ static void print_config(const struct agent_config *c)
 	       unwind_mode__name(c->unwind), c->stack_bytes,
 	       !c->debuginfod_urls ? "(DEBUGINFOD_URLS)" :
 	       *c->debuginfod_urls ? c->debuginfod_urls : "none",
-	       c->timeline ? "true" : "false");
+	       c->timeline ? "true" : "false", c->ldlat ? c->ldlat :
+	       MEMEVENTS_LDLAT_DEFAULT);
 }
 
 static int choose_event(struct agent *a)
@@ -289,6 +297,9 @@ static int choose_event(struct agent *a)
 	int ret;
 
 	ret = events__choose(a->cfg.event, &a->ev, err, sizeof(err));
+	if (!ret && a->cfg.ldlat)
+		ret = memevents__set_ldlat(&a->ev, a->cfg.ldlat, err,
+					   sizeof(err));
 	if (ret)
 		logf_("%s", err);
 	else if (!strcmp(a->cfg.event, "auto"))
@@ -680,6 +691,7 @@ static void swap_sampler_settings(struct agent_config *fresh,
 	fresh->unwind = cur->unwind;
 	fresh->stack_bytes = cur->stack_bytes;
 	fresh->timeline = cur->timeline;
+	fresh->ldlat = cur->ldlat;
 	fresh->debuginfod_urls = cur->debuginfod_urls;
 	cur->event = t.event;
 	cur->debuginfod_urls = t.debuginfod_urls;
@@ -700,12 +712,13 @@ static void reload(struct agent *a)
 		   fresh.unwind != a->cfg.unwind ||
 		   fresh.stack_bytes != a->cfg.stack_bytes ||
 		   fresh.timeline != a->cfg.timeline ||
+		   fresh.ldlat != a->cfg.ldlat ||
 		   !same_str(fresh.debuginfod_urls, a->cfg.debuginfod_urls);
 	if (resample) {
 		/* Opening perf events and loading BPF took privileges the
 		 * agent dropped after its start: the sampler's settings stay
 		 * until a restart. */
-		logf_("warning: freq, event, unwind, stack-bytes, timeline and "
+		logf_("warning: freq, event, ldlat, unwind, stack-bytes, timeline and "
 		      "debuginfod-urls change only at a restart (the agent "
 		      "dropped the privileges to open perf events and load BPF "
 		      "after its start): the sampler keeps its settings; "

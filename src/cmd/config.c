@@ -7,6 +7,7 @@
  * it sends profiles, so a file others can write is refused, and a file is
  * applied whole or not at all: a typo must not leave half a configuration.
  */
+#include "kernel/memevents.h"
 #include "cmd/config.h"
 
 #include <ctype.h>
@@ -397,6 +398,18 @@ static int config__set_stack_bytes(struct agent_config *c, const char *v,
 	return 0;
 }
 
+static int config__set_ldlat(struct agent_config *c, const char *v,
+			     const struct config_where *w)
+{
+	uint64_t n;
+
+	if (!config__parse_size(v, &n) || n == 0 || n > MEMEVENTS_LDLAT_MAX)
+		return config__bad_value(w, v, "is not a threshold of 1 to "
+					 "65535 cycles");
+	c->ldlat = (uint32_t)n;
+	return 0;
+}
+
 /* Space-separated server URLs, as DEBUGINFOD_URLS has them; "none" or
  * empty: no servers, whatever the environment says. */
 static int config__set_debuginfod_urls(struct agent_config *c, const char *v,
@@ -448,6 +461,7 @@ static const struct config_key config__keys[] = {
 	{ "stack-bytes", config__set_stack_bytes, false },
 	{ "debuginfod-urls", config__set_debuginfod_urls, true },
 	{ "timeline", config__set_timeline, false },
+	{ "ldlat", config__set_ldlat, false },
 };
 
 #define CONFIG_NKEYS (sizeof(config__keys) / sizeof(config__keys[0]))
@@ -463,7 +477,7 @@ static const struct config_key *config__find_key(const char *name)
 	return NULL;
 }
 
-#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline)"
+#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline, ldlat)"
 
 /* The key is shown for a flag only, as values are (see config__vfail). */
 static int config__unknown_key(const struct config_where *w, const char *key)

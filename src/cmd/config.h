@@ -21,6 +21,8 @@ struct agent_config {
 	int unwind;		/* enum tp_unwind_mode; default auto */
 	uint32_t stack_bytes;	/* stack copied for CFI; default 8192 */
 	bool timeline;		/* per-sample windows; default false */
+	uint32_t ldlat;		/* -e mem-loads on PEBS: the load-latency
+				 * threshold in cycles; 0: the default */
 };
 
 /* Fills c with the defaults. */
@@ -29,7 +31,8 @@ void config__defaults(struct agent_config *c);
 /* Reads a config file: one "key = value" per line, '#' starts a comment,
  * blank lines ignored; keys are the long option names (output-dir, window,
  * freq, event, push-url, push-auth-file, retain-files, retain-bytes,
- * max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline).
+ * max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline,
+ * ldlat).
  * Sizes take K, M, G (powers
  * of 1024), durations s,
  * m, h. Settings it names replace those in c. Returns 0, or -EINVAL with

@@ -23,6 +23,7 @@
 #include "capture/comments.h"
 #include "cmd/caps.h"
 #include "kernel/events.h"
+#include "kernel/memevents.h"
 #include "out/pprof.h"
 #include "cmd/record.h"
 #include "sample_event.h"
@@ -59,6 +60,7 @@ struct record_opts {
 	int unwind;		/* --unwind: enum tp_unwind_mode */
 	uint32_t stack_bytes;	/* --stack-bytes; 0 = default */
 	const char *debuginfod;	/* --debuginfod URLS; NULL: the environment */
+	uint32_t ldlat;		/* --ldlat; 0 = not given */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -88,7 +90,14 @@ void record_usage(FILE *out)
 "  -e, --event EVENT     auto (default): precise cycles if the CPU can sample\n"
 "                        them, else cpu-clock; or cpu-clock, cycles,\n"
 "                        instructions, ref-cycles, or a libpfm4 event name such\n"
-"                        as INST_RETIRED.PREC_DIST; :p, :pp, :ppp ask for PEBS\n"
+"                        as INST_RETIRED.PREC_DIST; :p, :pp, :ppp ask for PEBS.\n"
+"                        Memory accesses, each sample with its data address\n"
+"                        (label data_object; with -T also addr): page-faults,\n"
+"                        minor-faults, major-faults on any machine; mem-loads,\n"
+"                        mem-stores on Intel PEBS or AMD IBS, which add the\n"
+"                        label data_src and the weight (latency, cycles)\n"
+"      --ldlat CYCLES    mem-loads on PEBS: sample loads slower than CYCLES\n"
+"                        (default 30, as perf mem)\n"
 "  -F, --freq HZ         samples per second per CPU (default %d, or %d\n"
 "                        with --label or --tag)\n"
 "  -c, --count PERIOD    one sample every PERIOD events (ns for cpu-clock)\n"
@@ -259,6 +268,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "unwind", required_argument, NULL, 'W' },
 		{ "stack-bytes", required_argument, NULL, 'S' },
 		{ "debuginfod", required_argument, NULL, 'D' },
+		{ "ldlat", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -282,6 +292,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'e':
 			o->event = optarg;
+			break;
+		case 'l':
+			if (!parse_u64(optarg, MEMEVENTS_LDLAT_MAX, &v64)) {
+				fprintf(stderr, "tagprof: --ldlat wants a threshold of 1 to %d cycles, not '%s'\n",
+					MEMEVENTS_LDLAT_MAX, optarg);
+				return 2;
+			}
+			o->ldlat = (uint32_t)v64;
 			break;
 		case 'F':
 			if (!parse_u64(optarg, 100000, &o->freq)) {
@@ -388,7 +406,8 @@ static int choose_event(const struct record_opts *o, struct tp_event *ev)
 {
 	char err[512];
 
-	if (events__choose(o->event, ev, err, sizeof(err))) {
+	if (events__choose(o->event, ev, err, sizeof(err)) ||
+	    (o->ldlat && memevents__set_ldlat(ev, o->ldlat, err, sizeof(err)))) {
 		fprintf(stderr, "tagprof: %s\n", err);
 		return 1;
 	}

@@ -6,6 +6,7 @@
 #include "util/dynlib.h"
 #include "util/errbuf.h"
 #include "kernel/events.h"
+#include "kernel/memevents.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -24,7 +25,8 @@
 #define EVENTS_PROBE_PERIOD 1000000
 
 #define EVENTS_VALID_FORMS                                                   \
-	"valid forms are cpu-clock, cycles, instructions, ref-cycles, or a "  \
+	"valid forms are cpu-clock, cycles, instructions, ref-cycles, "       \
+	"page-faults, minor-faults, major-faults, mem-loads, mem-stores, or a " \
 	"PMU event name known to libpfm4 for this CPU (e.g. "                \
 	"INST_RETIRED.PREC_DIST, MEM_INST_RETIRED.ALL_LOADS, "               \
 	"PMU::EVENT:UMASK; list them with libpfm4's 'showevtinfo'), each "   \
@@ -48,6 +50,16 @@ static const struct builtin_event builtins[] = {
 	  PERF_COUNT_HW_INSTRUCTIONS },
 	{ "ref-cycles", "ref-cycles", PERF_TYPE_HARDWARE,
 	  PERF_COUNT_HW_REF_CPU_CYCLES },
+	/* Software events that pass the faulting address with each sample:
+	 * memory-access profiles on any machine. */
+	{ "page-faults", "page-faults", PERF_TYPE_SOFTWARE,
+	  PERF_COUNT_SW_PAGE_FAULTS },
+	{ "faults", "page-faults", PERF_TYPE_SOFTWARE,
+	  PERF_COUNT_SW_PAGE_FAULTS },
+	{ "minor-faults", "minor-faults", PERF_TYPE_SOFTWARE,
+	  PERF_COUNT_SW_PAGE_FAULTS_MIN },
+	{ "major-faults", "major-faults", PERF_TYPE_SOFTWARE,
+	  PERF_COUNT_SW_PAGE_FAULTS_MAJ },
 };
 
 static const struct builtin_event *find_builtin(const char *name)
@@ -196,8 +208,12 @@ static void fill_builtin(struct tp_event *ev, const struct builtin_event *b,
 	ev->attr.type = b->type;
 	ev->attr.config = b->config;
 	ev->attr.precise_ip = (__u64)precise;
-	ev->software_clock = b->type == PERF_TYPE_SOFTWARE;
-	ev->hardware = !ev->software_clock;
+	ev->software_clock = b->type == PERF_TYPE_SOFTWARE &&
+			     b->config == PERF_COUNT_SW_CPU_CLOCK;
+	ev->hardware = b->type != PERF_TYPE_SOFTWARE;
+	ev->memory = b->type == PERF_TYPE_SOFTWARE && !ev->software_clock;
+	if (ev->memory)
+		ev->attr.sample_type |= PERF_SAMPLE_ADDR;
 	copy_str(ev->sample_type, sizeof(ev->sample_type), b->sample_type);
 	copy_str(ev->sample_unit, sizeof(ev->sample_unit),
 		 ev->software_clock ? "nanoseconds" : "count");
@@ -353,6 +369,17 @@ int events__parse(const char *spec, struct tp_event *ev, char *err,
 	memset(ev, 0, sizeof(*ev));
 	copy_str(ev->name, sizeof(ev->name), spec);
 
+	if (memevents__is_mem(base)) {
+		if (precise)
+			goto precise_on_memory;
+		rc = memevents__encode(base, 0, ev, err, errlen);
+		if (rc) {
+			memset(ev, 0, sizeof(*ev));
+			return rc;
+		}
+		copy_str(ev->name, sizeof(ev->name), spec);
+		return 0;
+	}
 	b = find_builtin(base);
 	if (b) {
 		if (precise && b->type == PERF_TYPE_SOFTWARE)
@@ -372,6 +399,13 @@ int events__parse(const char *spec, struct tp_event *ev, char *err,
 	if (precise && !ev->hardware)
 		goto precise_on_software;
 	return 0;
+
+precise_on_memory:
+	memset(ev, 0, sizeof(*ev));
+	errbuf__set(err, errlen,
+		"event '%s': %s is precise already (PEBS or IBS); use it "
+		"without :p", spec, base);
+	return -EINVAL;
 
 precise_on_software:
 	memset(ev, 0, sizeof(*ev));
@@ -481,6 +515,14 @@ void events__explain(const struct tp_event *ev, int err, char *buf,
 	case EOPNOTSUPP:
 	case ENODEV:
 	case EINVAL:
+		if (ev && ev->mem_hw) {
+			snprintf(buf, len,
+				 "event '%s' cannot be sampled on this machine "
+				 "(%s): use -e page-faults (or minor-faults, "
+				 "major-faults), whose samples carry the "
+				 "faulting address", name, strerror(err));
+			break;
+		}
 		if (hw) {
 			snprintf(buf, len,
 				 "event '%s' cannot be sampled on this machine "

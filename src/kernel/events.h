@@ -15,9 +15,21 @@ struct tp_event {
 	char sample_unit[32];  /* "nanoseconds" for cpu-clock, else "count" */
 	bool software_clock;   /* cpu-clock: period is in nanoseconds */
 	bool hardware;         /* needs a hardware PMU */
+	/* Memory-access events: each sample carries the data address
+	 * (ctx->addr); mem-loads and mem-stores also the data source and,
+	 * for loads, the latency (memevents.h). */
+	bool memory;
+	bool mem_hw;           /* PEBS or IBS: data source and weight */
+	uint32_t ldlat;        /* mem-loads on PEBS: the latency threshold
+				  in cycles, 0 when none applies */
+	uint32_t mem_op;       /* IBS, which tags any op: keep the samples
+				  whose data source is this PERF_MEM_OP_*
+				  (LOAD or STORE); 0: keep all */
 };
 
-/* Parses spec: cpu-clock, cycles, instructions, ref-cycles, or a libpfm4
+/* Parses spec: cpu-clock, cycles, instructions, ref-cycles, the page-fault
+ * events (page-faults or faults, minor-faults, major-faults), mem-loads and
+ * mem-stores (memevents.h), or a libpfm4
  * event name (INST_RETIRED.PREC_DIST, MEM_INST_RETIRED.ALL_LOADS, or
  * PMU::EVENT:UMASK), each optionally followed by :p, :pp or :ppp which set
  * precise_ip to 1..3. "auto" is not handled here (see events__auto).

@@ -248,10 +248,17 @@ static int setup_filters(struct sampler *s, const struct sampler_opts *o,
  * sample copies a stack (dwarf), the size stops at 256 KiB per CPU, and
  * at least 2 MiB (4 MB resident on 2 CPUs): at 999 Hz of 256-byte records,
  * a quarter of it still takes a second to fill. */
+#define MEM_EVENTS_PER_SEC	200000
+
 static __u32 ring_bytes(const struct sampler_opts *o, int ncpus,
 			bool stack_ids)
 {
-	uint64_t rate = o->use_period ? 1000 : o->freq;	/* unknown: assume 1 kHz */
+	/* unknown: assume 1 kHz; a memory event at a fixed period takes a
+	 * sample per so many faults or loads, and a CPU that touches new
+	 * pages in a loop faults some 100,000 to 200,000 times a second */
+	uint64_t rate = !o->use_period ? o->freq :
+			o->event.memory ? MEM_EVENTS_PER_SEC / o->period + 1 :
+			1000;
 	/* dwarf: every sample also carries registers and a stack copy.
 	 * (auto copies only for the processes that need it: the estimate
 	 * stays, and a loss would be counted.) */
@@ -264,7 +271,7 @@ static __u32 ring_bytes(const struct sampler_opts *o, int ncpus,
 	uint64_t per_cpu = (uint64_t)ncpus << 18;
 	__u32 size = 256 << 10, max = 16u << 20;
 
-	if (o->unwind_mode != TP_UNWIND_DWARF)
+	if (o->unwind_mode != TP_UNWIND_DWARF && !o->event.memory)
 		max = per_cpu < (2u << 20) ? 2u << 20 :
 		      per_cpu < max ? (__u32)per_cpu : max;
 
@@ -368,6 +375,8 @@ static int open_skel(struct sampler *s, const struct sampler_opts *o,
 	s->skel->rodata->include_idle = o->include_idle;
 	s->skel->rodata->filter_label = o->filter_label;
 	s->skel->rodata->filter_tag = o->filter_tag;
+	s->skel->rodata->mem_sampling = o->event.memory;
+	s->skel->rodata->mem_op = o->event.mem_op;
 	s->skel->rodata->unwind_mode = o->unwind_mode;
 	s->skel->rodata->stack_bytes = o->stack_bytes ? o->stack_bytes :
 							TP_STACK_DEFAULT;

@@ -10,9 +10,15 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "out/pprof.h"
 #include "sym/loctab.h"
+
+/* Value columns at most: samples, the event's, the weight. */
+#define PPROFWIN_VALUES		3
+/* Labels of a sample at most: the resolver's and two of memory. */
+#define PPROFWIN_MAX_LABELS	80
 
 struct pprofwin {
 	struct pprofwin_opts o;
@@ -26,12 +32,14 @@ struct pprofwin {
 
 static struct pprof *new_pprof(const struct pprofwin_opts *o)
 {
-	struct pprof_vt types[2] = {
+	struct pprof_vt types[PPROFWIN_VALUES] = {
 		{ "samples", "count" },
 		{ o->sample_type, o->sample_unit },
+		{ "weight", "cycles" },
 	};
 
-	struct pprof *pp = pprof__new(types, 2, types[1], o->period);
+	struct pprof *pp = pprof__new(types, o->weight ? 3 : 2, types[1],
+				      o->period);
 
 	if (pp && o->timeline && pprof__set_timeline(pp)) {
 		pprof__free(pp);
@@ -192,11 +200,32 @@ intern_location(struct pprofwin *w, const struct loctab *lt, uint32_t loc)
 	return loctab__cache_set(&w->locs, loc, id) ? 0 : id;
 }
 
+/* A memory sample's labels in a per-sample profile: its own, then the
+ * data address and the weight, which would keep an aggregated profile
+ * from aggregating. Returns how many there are in out. */
+static size_t memory_labels(const struct pprofwin *w,
+			    const struct resolved_sample *s,
+			    struct pprof_label *out, size_t room)
+{
+	size_t n = s->nlabels < room - 2 ? s->nlabels : room - 2;
+
+	memcpy(out, s->labels, n * sizeof(*out));
+	out[n++] = (struct pprof_label){ .key = "addr",
+					 .num = (int64_t)s->mem->addr };
+	if (w->o.weight && (s->mem->flags & TP_MEM_WEIGHT))
+		out[n++] = (struct pprof_label){ .key = "weight",
+						 .num = s->mem->weight,
+						 .num_unit = "cycles" };
+	return n;
+}
+
 void pprofwin__sample(struct pprofwin *w, const struct resolved_sample *s)
 {
 	uint64_t ids[SAMPLE_MAX_LOCS];
-	size_t n = 0, nlocs = s->nlocs;
-	int64_t values[2];
+	size_t n = 0, nlocs = s->nlocs, nlabels = s->nlabels;
+	struct pprof_label labels[PPROFWIN_MAX_LABELS];
+	const struct pprof_label *lp = s->labels;
+	int64_t values[PPROFWIN_VALUES];
 
 	/* A reset loctab: ids of the same window name other entries now.
 	 * The caches are cleared together: one keeps the generation. */
@@ -216,7 +245,13 @@ void pprofwin__sample(struct pprofwin *w, const struct resolved_sample *s)
 	}
 	values[0] = 1;
 	values[1] = (int64_t)s->period;
-	pprof__add_sample_at(w->pp, ids, n, values, s->labels, s->nlabels,
+	values[2] = s->mem && (s->mem->flags & TP_MEM_WEIGHT) ?
+		    s->mem->weight : 0;
+	if (s->mem && w->o.timeline) {
+		nlabels = memory_labels(w, s, labels, PPROFWIN_MAX_LABELS);
+		lp = labels;
+	}
+	pprof__add_sample_at(w->pp, ids, n, values, lp, nlabels,
 			     (int64_t)s->time_ns);
 }
 
@@ -226,7 +261,7 @@ static void add_lost(struct pprofwin *w, uint64_t n, uint64_t period,
 {
 	struct pprof_label labels[2];
 	uint64_t fn, loc;
-	int64_t values[2];
+	int64_t values[PPROFWIN_VALUES] = { 0 };
 	size_t nl = 0;
 
 	if (!n)

@@ -24,6 +24,11 @@ struct pprofwin_opts {
 	bool service_label;		/* label lost samples with "service" */
 	bool timeline;			/* one pprof Sample per sample, with
 					 * its time (pprof__set_timeline) */
+	bool memory;			/* memory-access samples: with
+					 * timeline, each has its data address
+					 * and weight as numeric labels */
+	bool weight;			/* ... and the weight (cycles) is a
+					 * third value (mem-loads, mem-stores) */
 };
 
 struct pprofwin;

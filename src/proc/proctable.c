@@ -15,6 +15,7 @@
 #include "proc/procfs.h"
 #include "proc/proctable.h"
 #include "proc/symtrust.h"
+#include "sym/elfsym.h"
 #include "sym/symfile.h"
 #include "util/clock.h"
 #include "util/grow.h"
@@ -50,6 +51,7 @@ struct proctable {
 	struct hashmap *binaries;	/* "dev:ino:path" -> struct binary * */
 	struct symcache *symcache;	/* symbol files by build ID */
 	uint64_t maps_ver;		/* last proc.maps_ver given out */
+	bool keep_data;			/* every mapping too: proc.data */
 	struct proctable_stats stats;
 	long clk_tck;
 };
@@ -120,7 +122,9 @@ static void proc_free(void *ptr)
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
 	if (p->owner)
-		p->owner->stats.maps_bytes -= p->nmaps * sizeof(*p->maps);
+		p->owner->stats.maps_bytes -= p->nmaps * sizeof(*p->maps) +
+					      p->data.bytes;
+	datamaps__free(&p->data);
 	jitmap__drop(&p->jitmap, p->owner ? &p->owner->stats : NULL);
 	jitdumpfile__free(p->jitdump, p->owner ? &p->owner->stats : NULL);
 	free(p);
@@ -240,7 +244,26 @@ struct maps_load {
 	size_t old;		/* bytes the maps it replaces count */
 	struct hdr_map hdr;
 	struct exe_id exe;
+	struct data_maps data;	/* with keep_data */
+	bool data_full;		/* ... over the budget: no more of them */
 };
+
+/* Every mapping, for naming data addresses: counted in the same budget
+ * as the executable ones. The first that does not fit ends the list, and
+ * the addresses past it are named by the executable mappings alone. */
+static void keep_data_map(struct maps_load *l, const struct procfs_map *pm)
+{
+	struct proctable *t = l->t;
+	uint64_t before = l->data.bytes, most = datamaps__cost(pm);
+
+	if (t->stats.maps_bytes - l->old + most > t->stats.maps_budget ||
+	    datamaps__add(&l->data, pm, MAX_MAPS)) {
+		t->stats.maps_over_budget++;
+		l->data_full = true;
+		return;
+	}
+	t->stats.maps_bytes += l->data.bytes - before;
+}
 
 /* Mappings are counted as they are kept, with the binary records they
  * create, so this process gets the room the others leave: 1 stops at the
@@ -262,12 +285,15 @@ static int keep_map(const struct procfs_map *pm, void *arg)
 		l->n++;
 		t->stats.maps_bytes += sizeof(*l->maps);
 	}
+	if (t->keep_data && !l->data_full)
+		keep_data_map(l, pm);
 	return 0;
 }
 
 static int load_maps(struct proctable *t, struct proc *p)
 {
-	struct maps_load l = { .t = t, .old = p->nmaps * sizeof(*p->maps) };
+	struct maps_load l = { .t = t, .old = p->nmaps * sizeof(*p->maps) +
+						 p->data.bytes };
 	struct proc_map *maps, *tmp;
 	size_t n, cap;
 	FILE *f;
@@ -299,9 +325,11 @@ static int load_maps(struct proctable *t, struct proc *p)
 	}
 	unref_maps(p->maps, p->nmaps);
 	free(p->maps);
+	datamaps__free(&p->data);
 	t->stats.maps_bytes -= l.old;
 	p->maps = maps;
 	p->nmaps = n;
+	p->data = l.data;
 	p->maps_ver = ++t->maps_ver;
 	return 0;
 }
@@ -426,6 +454,11 @@ struct proc_map *proctable__map_at(const struct proc *p, uint64_t addr)
 	return m && addr < m->end ? m : NULL;
 }
 
+void proctable__set_data_maps(struct proctable *t, bool on)
+{
+	t->keep_data = on;
+}
+
 static uint64_t reload_interval(const struct proc *p)
 {
 	return p->reload_ns ? p->reload_ns : RELOAD_MIN_NS;
@@ -439,6 +472,28 @@ static uint64_t miss_interval(const struct proc *p, uint64_t time_ns)
 	return reload_interval(p);
 }
 
+/* The maps read again for an address at time_ns that none held, when the
+ * last read is old enough: true when they were. */
+static bool reload_for_miss(struct proctable *t, struct proc *p,
+			    uint64_t time_ns)
+{
+	if (clock__mono_ns() - p->loaded_ns < miss_interval(p, time_ns))
+		return false;
+	t->stats.maps_reloads++;
+	return load_maps(t, p) == 0;
+}
+
+/* After reload_for_miss: found, the process did map more; not found,
+ * back off. */
+static void reload_found(struct proc *p, bool found)
+{
+	p->reload_ns = found ? RELOAD_MIN_NS : reload_interval(p) * 2;
+	if (found)
+		p->maps_grown++;
+	if (p->reload_ns > RELOAD_MAX_NS)
+		p->reload_ns = RELOAD_MAX_NS;
+}
+
 struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 				 uint64_t addr, uint64_t time_ns)
 {
@@ -447,19 +502,69 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 	if (p->stale)
 		return NULL;
 	m = proctable__map_at(p, addr);
-	if (m || clock__mono_ns() - p->loaded_ns < miss_interval(p, time_ns))
+	if (m || !reload_for_miss(t, p, time_ns))
 		return m;
-	t->stats.maps_reloads++;
-	if (load_maps(t, p))
-		return NULL;
 	m = proctable__map_at(p, addr);
-	/* Found: the process did map more; not found: back off. */
-	p->reload_ns = m ? RELOAD_MIN_NS : reload_interval(p) * 2;
-	if (m)
-		p->maps_grown++;
-	if (p->reload_ns > RELOAD_MAX_NS)
-		p->reload_ns = RELOAD_MAX_NS;
+	reload_found(p, m);
 	return m;
+}
+
+/* The variable of the file dm maps (or whose .bss it is) that holds addr,
+ * through the executable mapping of the same file that says where its
+ * ELF header is: "NAME (BINARY)" into buf, or NULL. */
+static const char *data_symbol(struct proctable *t, struct proc *p,
+			       const struct data_map *dm, uint64_t addr,
+			       char *buf, size_t len)
+{
+	const struct proc_map *m = NULL;
+	const struct elfsym *syms;
+	uint64_t base, vaddr;
+	const char *name;
+
+	for (size_t i = 0; i < p->nmaps && !m; i++)
+		if (p->maps[i].bin && p->maps[i].hdr_start &&
+		    p->maps[i].bin->dev == dm->dev &&
+		    p->maps[i].bin->ino == dm->ino)
+			m = &p->maps[i];
+	if (!m || !(syms = proctable__binary_syms(t, p, m->bin)) ||
+	    elfsym__offset_to_vaddr(syms, 0, &base))
+		return NULL;
+	/* The header's address less its link-time one is the load bias. */
+	vaddr = addr - m->hdr_start + base;
+	name = elfsym__lookup_data(syms, vaddr, NULL, NULL);
+	if (!name)
+		return NULL;
+	snprintf(buf, len, "%s (%s)", name, m->bin->name);
+	return buf;
+}
+
+/* Where the kernel's half of the address space starts (x86-64, arm64). */
+#define KERNEL_HALF	0xffff800000000000ull
+
+const char *proctable__data_object(struct proctable *t, struct proc *p,
+				   uint64_t addr, uint64_t time_ns, char *buf,
+				   size_t len, enum data_object_kind *how)
+{
+	const struct data_map *dm = NULL;
+
+	*how = DATA_OBJECT_NONE;
+	if (addr >= KERNEL_HALF)
+		return "[kernel]";
+	if (p && !p->stale) {
+		dm = datamaps__at(&p->data, addr);
+		if (!dm && reload_for_miss(t, p, time_ns)) {
+			dm = datamaps__at(&p->data, addr);
+			reload_found(p, dm);
+		}
+	}
+	if (!dm)
+		return "[unmapped]";
+	if (dm->ino && data_symbol(t, p, dm, addr, buf, len)) {
+		*how = DATA_OBJECT_SYMBOL;
+		return buf;
+	}
+	*how = DATA_OBJECT_MAPPING;
+	return datamaps__name(dm);
 }
 
 struct symfile *proctable__map_symfile(struct proctable *t,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proc/datamap.h"
 #include "proc/jitmap.h"
 #include "sym/debuginfo.h"
 #include "util/counter.h"
@@ -64,6 +65,8 @@ struct proc {
 	uint64_t maps_ver;	/* changes with every read of the maps, and
 				 * is never reused by another process: an
 				 * address means the same while it holds */
+	struct data_maps data;	/* every mapping, while data addresses are
+				 * named (proctable__set_data_maps) */
 	struct jitmap jitmap;	/* JIT symbols (perf map) */
 	struct jitdumpfile *jitdump;	/* JIT code (jitdump), or NULL */
 	struct proctable *owner;
@@ -160,6 +163,25 @@ struct proc_map *proctable__find_map(struct proctable *t, struct proc *p,
 /* The mapping that holds addr in the maps read so far (no re-read), or
  * NULL. */
 struct proc_map *proctable__map_at(const struct proc *p, uint64_t addr);
+
+/* Whether each read of a process's maps keeps all its mappings too, not
+ * only the executable ones, for proctable__data_object. Off by default;
+ * set before the first process is read. */
+void proctable__set_data_maps(struct proctable *t, bool on);
+
+/* What a data address of p taken at time_ns belongs to, into buf (len
+ * bytes): a variable of a binary it maps, "NAME (BINARY)", else the
+ * mapping (its path, "[heap]", "[stack]", "[anon]"), else "[kernel]" or
+ * "[unmapped]". An address no mapping holds reads the maps again, as
+ * proctable__find_map does. Returns buf, and in *how which step named it. */
+enum data_object_kind {
+	DATA_OBJECT_SYMBOL,
+	DATA_OBJECT_MAPPING,
+	DATA_OBJECT_NONE,	/* [kernel], [unmapped] */
+};
+const char *proctable__data_object(struct proctable *t, struct proc *p,
+				   uint64_t addr, uint64_t time_ns, char *buf,
+				   size_t len, enum data_object_kind *how);
 
 /* Symbols of a binary, loaded through /proc/PID/root on first use (so
  * binaries in other mount namespaces resolve). NULL if unreadable. */

@@ -48,11 +48,18 @@ struct elfsym_load {
 	uint32_t flags;
 };
 
-struct elfsym {
+/* Symbols by address, one per address, with their names. */
+struct elfsym_table {
 	struct elfsym_sym *syms;
 	size_t nsyms;
 	char *names;		/* arena: NUL-terminated names back to back */
 	size_t names_len;	/* its bytes */
+};
+
+struct elfsym {
+	struct elfsym_table fn;		/* functions */
+	struct elfsym_table data;	/* variables (STT_OBJECT), when asked
+					 * for (elfsym__set_data_objects) */
 	struct elfsym_load *loads;
 	size_t nloads;
 	char build_id[2 * ELFSYM_BUILD_ID_MAX + 1];	/* "" when none */
@@ -85,6 +92,7 @@ struct elfsym_cands {
 
 /* Everything elfsym__open needs to reach while loading. */
 struct elfsym_load_ctx {
+	struct elfsym_cands *data;	/* variables' candidates, or NULL */
 	Elf *elf;
 	uint64_t file_size;
 	size_t shnum;
@@ -135,6 +143,22 @@ static bool elfsym__is_func(const GElf_Sym *sym)
 	if (type != STT_FUNC && type != STT_GNU_IFUNC)
 		return false;
 	return sym->st_value != 0 && sym->st_shndx != SHN_UNDEF;
+}
+
+/* A variable with a size: what a data address can be named by (perf's
+ * symbol_daddr takes the same). A sizeless one would claim everything up
+ * to the next. */
+static bool elfsym__is_object(const GElf_Sym *sym)
+{
+	return GELF_ST_TYPE(sym->st_info) == STT_OBJECT && sym->st_value &&
+	       sym->st_size && sym->st_shndx != SHN_UNDEF;
+}
+
+static bool want_data_objects;
+
+void elfsym__set_data_objects(bool on)
+{
+	want_data_objects = on;
 }
 
 /* Checks that a section's bytes lie inside the file, so libelf is never
@@ -213,6 +237,7 @@ static int elfsym__read_symtab(const struct elfsym_load_ctx *ctx,
 			       struct elfsym_cands *cands)
 {
 	size_t entsize = gelf_fsize(ctx->elf, ELF_T_SYM, 1, EV_CURRENT);
+	struct elfsym_cands *to;
 	struct elfsym_cand cand;
 	Elf_Data *data, *strtab;
 	GElf_Sym sym;
@@ -235,7 +260,11 @@ static int elfsym__read_symtab(const struct elfsym_load_ctx *ctx,
 	for (i = 1; i < n; i++) {
 		if (!gelf_getsym(data, i, &sym))
 			break;
-		if (!elfsym__is_func(&sym))
+		if (elfsym__is_func(&sym))
+			to = cands;
+		else if (ctx->data && elfsym__is_object(&sym))
+			to = ctx->data;
+		else
 			continue;
 		cand.len = elfsym__name_len(strtab, sym.st_name);
 		if (!cand.len)
@@ -245,7 +274,7 @@ static int elfsym__read_symtab(const struct elfsym_load_ctx *ctx,
 		cand.size = sym.st_size;
 		cand.sec_end = sym.st_size ? 0 : elfsym__section_end(ctx, &sym);
 		cand.rank = elfsym__rank(&sym, shdr->sh_type == SHT_SYMTAB);
-		err = elfsym__cands_push(cands, &cand);
+		err = elfsym__cands_push(to, &cand);
 		if (err == -E2BIG)
 			break;	/* keep a partial table */
 		if (err)
@@ -354,7 +383,8 @@ static size_t elfsym__group(const struct elfsym_cands *c, size_t i,
 
 /* Sorts, keeps the best candidate per address and copies the names into
  * one arena, sized by a first pass. */
-static int elfsym__build_table(struct elfsym *e, struct elfsym_cands *cands)
+static int elfsym__build_table(struct elfsym_table *e,
+			       struct elfsym_cands *cands)
 {
 	const struct elfsym_cand *c;
 	size_t i, next, n = 0, arena = 0;
@@ -611,10 +641,11 @@ static int elfsym__scan_sections(struct elfsym *e,
 /* The libelf side of elfsym__open, once the file is open. */
 static int elfsym__load(struct elfsym *e, struct elfsym_load_ctx *ctx)
 {
-	struct elfsym_cands cands = { 0 };
+	struct elfsym_cands cands = { 0 }, data = { 0 };
 	GElf_Ehdr ehdr;
 	int err;
 
+	ctx->data = want_data_objects ? &data : NULL;
 	if (elf_kind(ctx->elf) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto cleanup;
@@ -638,9 +669,12 @@ static int elfsym__load(struct elfsym *e, struct elfsym_load_ctx *ctx)
 	err = elfsym__read_symbols(ctx, &cands);
 	if (err)
 		goto cleanup;
-	err = elfsym__build_table(e, &cands);
+	err = elfsym__build_table(&e->fn, &cands);
+	if (!err)
+		err = elfsym__build_table(&e->data, &data);
 cleanup:
 	free(cands.v);
+	free(data.v);
 	return err;
 }
 
@@ -859,8 +893,10 @@ void elfsym__free(struct elfsym *e)
 {
 	if (!e)
 		return;
-	free(e->syms);
-	free(e->names);
+	free(e->fn.syms);
+	free(e->fn.names);
+	free(e->data.syms);
+	free(e->data.names);
 	free(e->loads);
 	free(e->debuglink);
 	free(e);
@@ -921,13 +957,13 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, uint64_t file_offset,
 	return 0;
 }
 
-const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
-			   uint64_t *start)
+static const char *table_lookup(const struct elfsym_table *t, uint64_t vaddr,
+				uint64_t *start, uint64_t *size)
 {
 	const struct elfsym_sym *s;
 
 	/* Greatest start <= vaddr. */
-	if (!e || !(s = SORTEDRANGE_FLOOR(e->syms, e->nsyms, start, vaddr)))
+	if (!(s = SORTEDRANGE_FLOOR(t->syms, t->nsyms, start, vaddr)))
 		return NULL;
 	/* Size 0 (no .size in assembly, and no section to bound it) runs
 	 * up to the next symbol. */
@@ -935,19 +971,35 @@ const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
 		return NULL;
 	if (start)
 		*start = s->start;
-	return e->names + s->name;
+	if (size)
+		*size = s->size;
+	return t->names + s->name;
+}
+
+const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
+			   uint64_t *start)
+{
+	return e ? table_lookup(&e->fn, vaddr, start, NULL) : NULL;
+}
+
+const char *elfsym__lookup_data(const struct elfsym *e, uint64_t vaddr,
+				uint64_t *start, uint64_t *size)
+{
+	return e ? table_lookup(&e->data, vaddr, start, size) : NULL;
 }
 
 size_t elfsym__count(const struct elfsym *e)
 {
-	return e ? e->nsyms : 0;
+	return e ? e->fn.nsyms : 0;
 }
 
 uint64_t elfsym__bytes(const struct elfsym *e)
 {
 	if (!e)
 		return 0;
-	return sizeof(*e) + e->nsyms * sizeof(*e->syms) + e->names_len +
+	return sizeof(*e) + e->fn.nsyms * sizeof(*e->fn.syms) +
+	       e->fn.names_len + e->data.nsyms * sizeof(*e->data.syms) +
+	       e->data.names_len +
 	       e->nloads * sizeof(*e->loads) +
 	       (e->debuglink ? strlen(e->debuglink) + 1 : 0);
 }

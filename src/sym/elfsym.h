@@ -36,7 +36,17 @@ int elfsym__offset_to_vaddr(const struct elfsym *e, uint64_t file_offset,
 const char *elfsym__lookup(const struct elfsym *e, uint64_t vaddr,
 			   uint64_t *start);
 
-size_t elfsym__count(const struct elfsym *e);          /* symbols loaded */
+/* Whether files opened from now on also load their variables (sized
+ * STT_OBJECT symbols), for naming data addresses: memory-access events
+ * only, since most profiles never ask. Off by default. */
+void elfsym__set_data_objects(bool on);
+
+/* The variable holding vaddr, as elfsym__lookup for functions: its name,
+ * *start and *size; NULL when none does (or they were not loaded). */
+const char *elfsym__lookup_data(const struct elfsym *e, uint64_t vaddr,
+				uint64_t *start, uint64_t *size);
+
+size_t elfsym__count(const struct elfsym *e);          /* functions loaded */
 uint64_t elfsym__bytes(const struct elfsym *e);        /* heap they hold */
 
 /* Whether the file has a .symtab, and DWARF (.debug_info), with bytes in

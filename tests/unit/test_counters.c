@@ -362,7 +362,7 @@ static void test_comments_lines(void)
 		"target files since start: ",
 		"thread context: ", "process context since start: ",
 		"register tags: ", "code regions since start: ", "unwind fp: ",
-		"kernel CFI: ",
+		"kernel CFI: ", "memory: ",
 	};
 	const char *p = full;
 
