@@ -401,11 +401,78 @@ static void test_named_late(void)
 	loctab__free(lt);
 }
 
+/* Memory-access samples: a per-sample window gives each its data address
+ * and, where the hardware measured one, its weight as numeric labels, and
+ * the weight as a third value; an aggregated one leaves the address out,
+ * so that samples of one data object aggregate, and sums the weights. */
+static char *memory_window(bool timeline)
+{
+	static const struct pprof_label obj[] = {
+		{ .key = "data_object", .str = "table (app)" },
+		{ .key = "process", .str = "app" },
+	};
+	const struct tp_mem mem[3] = {
+		{ .addr = 0x601000, .weight = 40, .flags = TP_MEM_WEIGHT },
+		{ .addr = 0x602040, .weight = 300, .flags = TP_MEM_WEIGHT },
+		{ .addr = 0x603000 },
+	};
+	struct pprofwin_opts o = {
+		.sample_type = "mem-loads", .sample_unit = "count",
+		.period = 100, .timeline = timeline, .memory = true,
+		.weight = true,
+	};
+	struct loctab *lt = loctab__new();
+	struct pprofwin *w = pprofwin__new(&o);
+	struct pprof *pp;
+	char *text = NULL;
+
+	for (int i = 0; lt && w && i < 3; i++)
+		pprofwin__sample(w, &(struct resolved_sample){
+			.pid = 7, .tid = 7, .time_ns = 1000 + i,
+			.period = 100, .labels = obj, .nlabels = 2, .lt = lt,
+			.mem = &mem[i] });
+	if (w) {
+		pprofwin__close(w, &(struct window_end){ .duration_ns = 9,
+			.samples = 3, .value = 300, .lt = lt });
+		pp = pprofwin__take(w);
+		text = pp ? describe_pprof(pp) : NULL;
+		pprof__free(pp);
+	}
+	pprofwin__free(w);
+	loctab__free(lt);
+	return text;
+}
+
+static void test_memory_samples(void)
+{
+	char *t = memory_window(true), *a = memory_window(false);
+	bool ok = t && a &&
+		strstr(t, "type weight/cycles\n") &&
+		strstr(t, "sample 1 100 40 @ weight=/40/cycles data_object="
+		       "table (app)/0/ process=app/0/ addr=/6295552/ t=") &&
+		strstr(t, "sample 1 100 300 @ weight=/300/cycles data_object="
+		       "table (app)/0/ process=app/0/ addr=/6299712/ t=") &&
+		/* no weight measured: no label, and nothing added */
+		strstr(t, "sample 1 100 0 @ data_object=table (app)/0/ "
+		       "process=app/0/ addr=/6303744/ t=") &&
+		!strstr(a, "addr=") && !strstr(a, "weight=") &&
+		strstr(a, "sample 3 300 340 @ data_object=table (app)/0/ "
+		       "process=app/0/\n");
+
+	if (!ok)
+		fprintf(stderr, "  per-sample:\n%s  aggregated:\n%s",
+			t ? t : "(none)\n", a ? a : "(none)\n");
+	free(t);
+	free(a);
+	CHECK(ok);
+}
+
 int main(void)
 {
 	RUN(test_same_as_direct);
 	RUN(test_named_late);
 	RUN(test_generations);
 	RUN(test_lost_only);
+	RUN(test_memory_samples);
 	CHECK_EXIT();
 }
