@@ -315,6 +315,14 @@ $(LABELCHURN): tests/workloads/libtagprof/labelchurn.c $(LIBTP) | $(BUILD)/workl
 	$(CLANG) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -o $@ $< -L$(BUILD) \
 		-Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
 
+# Page reads under query labels, for the page-fault sampling tests
+# (tests/e2e/memory.sh, see memaccess.c), libtagprof shared: GCC's when
+# sanitized, as labelpool.
+MEMACCESS := $(BUILD)/workloads/memaccess
+$(MEMACCESS): tests/workloads/libtagprof/memaccess.c $(LIBTP) | $(BUILD)/workloads
+	$(LABELPOOL_CC) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -o $@ $< -L$(BUILD) \
+		-Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
+
 # Register tags (see tagops.c): GCC, the tag register reserved.
 TAGOPS := $(BUILD)/workloads/tagops
 $(TAGOPS): tests/workloads/libtagprof/tagops.c $(LIBTP) | $(BUILD)/workloads
@@ -366,7 +374,7 @@ $(BUILD)/workloads/llvmjit: tests/workloads/llvmjit/llvmjit.c | $(BUILD)/workloa
 	$(CLANG) $(WORKLOAD_BASE) $(WARN) $(shell $(LLVM_CONFIG) --cflags) -o $@ $< \
 		$(shell $(LLVM_CONFIG) --ldflags --libs)
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(CHURN_EXEC) $(LABELPOOL) $(LABELCHURN) $(TAGOPS) $(JITENGINE) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(CHURN_EXEC) $(LABELPOOL) $(LABELCHURN) $(MEMACCESS) $(TAGOPS) $(JITENGINE) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
 	$(LLVMJIT)
 
 check: tests

@@ -17,7 +17,9 @@ static void usage(FILE *out)
 "  agent      profile continuously: a pprof per service per window,\n"
 "             kept on disk and optionally pushed to Pyroscope\n"
 "  report     read profiles: report pprof merges pprof files into one,\n"
-"             cut to a time window (record -T) or to label values\n"
+"             cut to a time window (record -T) or to label values;\n"
+"             report timeline, plan and memory show them over time, by\n"
+"             generated-code component, and by data address\n"
 "\n"
 "  tagprof <command> --help   options of one command\n"
 "  tagprof --version          version\n");

@@ -5,7 +5,10 @@
  * `report timeline` shows per-sample ones over time: the Firefox
  * Profiler's format, or one HTML page of lanes. `report plan` shows where
  * the samples went among the components that generated the code (query >
- * operator > pipeline), as a text tree or one HTML page. */
+ * operator > pipeline), as a text tree or one HTML page. `report memory`
+ * shows memory-access samples (record -e page-faults, mem-loads, ... -T)
+ * by data object: heatmaps of time against address, skew and the hot
+ * working set. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -19,6 +22,7 @@
 #include "out/pprof.h"
 #include "report/firefox.h"
 #include "report/htmlview.h"
+#include "report/memory.h"
 #include "report/merge.h"
 #include "report/plan.h"
 #include "report/pprofin.h"
@@ -36,6 +40,8 @@ void report_usage(FILE *out)
 "       tagprof report timeline IN.pb.gz... [CUT] --by KEY -o OUT.html\n"
 "       tagprof report plan IN.pb.gz... [CUT] [--levels K1,K2,...]\n"
 "                           [-o OUT.txt|OUT.html|-]\n"
+"       tagprof report memory IN.pb.gz... [CUT] [--bucket SIZE] [--by KEY]\n"
+"                             [-o OUT.txt|OUT.html|-]\n"
 "\n"
 "pprof: merges pprof files into one ordinary (aggregated) pprof: equal\n"
 "stacks with equal labels become one sample, the time label t is dropped.\n"
@@ -62,6 +68,27 @@ void report_usage(FILE *out)
 "'code levels: query > operator > pipeline'. Text on standard output (or\n"
 "-o OUT.txt), or one self-contained page (-o OUT.html).\n"
 "\n"
+"memory: memory-access profiles (record -e page-faults, minor-faults,\n"
+"major-faults, mem-loads or mem-stores, with -T): the samples' data\n"
+"addresses (label addr) grouped into buckets (--bucket), per data object\n"
+"(label data_object) and, with --by, per value of KEY in each object.\n"
+"First the coverage: samples read, lost (untimed, left out), kept, with\n"
+"an address, with a resolved object (not [unmapped]/[unknown]), the\n"
+"event, period and ldlat. Then the hot working set over all objects:\n"
+"the bytes in buckets with at least k samples, k = 1, 2, 4, ..., and an\n"
+"estimate of the accesses (k x the sampling period). Then per object:\n"
+"its samples, latency (the sum of the label weight, cycles; n/a without\n"
+"it), address range, buckets touched, skew (the share of the samples in\n"
+"the top 1%% and 10%% of its buckets), its top 10 buckets, its buckets by\n"
+"address and its working set; with --by, each value's share of its\n"
+"samples and latency, and the same views per value. The .html page adds\n"
+"per object a heatmap of time against address (a sequential scan is a\n"
+"rising band), split into panels at wide gaps (16 drawn at most), with a\n"
+"histogram of each row's samples. Text on standard output (or -o\n"
+"OUT.txt), or one self-contained page (-o OUT.html). A profile without\n"
+"addresses (not -T, or not a memory event) is refused (exit 2) with its\n"
+"samples per data object.\n"
+"\n"
 "CUT:\n"
 "  --from T, --to T      keep the samples taken from T to T (both included),\n"
 "                        counted from the earliest input's start; T is a\n"
@@ -72,15 +99,20 @@ void report_usage(FILE *out)
 "                        NAME (a name, or the number where it has none)\n"
 "\n"
 "  --by KEY              timeline .html: the label or tag field whose values\n"
-"                        make the lanes (query_id, operator, ...)\n"
+"                        make the lanes (query_id, operator, ...); memory:\n"
+"                        whose values split each object's samples\n"
+"  --bucket SIZE         memory: the bucket addresses are grouped by: a\n"
+"                        power of two from 8 B to 1 GiB, in bytes or with\n"
+"                        K, M, G (KiB, MiB, GiB): 64, 4K, 2M (default 4K)\n"
 "  --levels K1,K2,...    plan: the levels, outermost first (query,operator,\n"
 "                        pipeline); overrides the inputs' comment\n"
-"  -o, --output FILE     the file to write (mode 0640, written whole); plan:\n"
-"                        - (the default) for standard output\n"
+"  -o, --output FILE     the file to write (mode 0640, written whole); plan\n"
+"                        and memory: - (the default) for standard output\n"
 "  -h, --help            this help\n"
 "\n"
-"Exit status: 0, 1 when no sample was kept (an empty but valid file is\n"
-"written), 2 for bad usage or an input that cannot be read.\n");
+"Exit status: 0, 1 when no sample was kept (memory: no sample with an\n"
+"address; an empty but valid file is written), 2 for bad usage or an\n"
+"input that cannot be read (memory: or that has no addresses).\n");
 }
 
 /* "1.5s" -> 1500000000; false if not a duration. */
@@ -128,8 +160,10 @@ struct report_args {
 	const char *output;
 	const char *by;
 	const char *levels;	/* report plan's --levels */
+	const char *bucket;	/* report memory's --bucket */
 	bool timeline;		/* report timeline: inputs need times */
 	bool plan;		/* report plan: --levels is for it */
+	bool memory;		/* report memory: --by, --bucket are for it */
 	const char *from, *to;
 	struct merge_cut cut;
 	char **inputs;
@@ -145,6 +179,7 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		{ "tag", required_argument, NULL, 'g' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "levels", required_argument, NULL, 'l' },
+		{ "bucket", required_argument, NULL, 'B' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -178,6 +213,9 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 		case 'l':
 			a->levels = optarg;
 			break;
+		case 'B':
+			a->bucket = optarg;
+			break;
 		case 'o':
 			a->output = optarg;
 			break;
@@ -191,9 +229,13 @@ static int parse_args(int argc, char **argv, struct report_args *a)
 	}
 	a->inputs = argv + optind;
 	a->ninputs = argc - optind;
-	if (a->by && !a->timeline) {
-		fprintf(stderr, "%s: --by is for report timeline's .html\n",
-			a->cmd);
+	if (a->by && !a->timeline && !a->memory) {
+		fprintf(stderr, "%s: --by is for report timeline's .html and "
+			"report memory\n", a->cmd);
+		return 2;
+	}
+	if (a->bucket && !a->memory) {
+		fprintf(stderr, "%s: --bucket is for report memory\n", a->cmd);
 		return 2;
 	}
 	if (a->levels && !a->plan) {
@@ -645,6 +687,167 @@ out:
 	return ret;
 }
 
+/* The cut as given ("--from 1s --label query=q1"), into b; nothing
+ * without one. */
+static void cut_text(const struct report_args *a, struct strbuf *b)
+{
+	const struct merge_cut *c = &a->cut;
+
+	if (a->from)
+		strbuf__printf(b, " --from %s", a->from);
+	if (a->to)
+		strbuf__printf(b, " --to %s", a->to);
+	if (c->label_key)
+		strbuf__printf(b, " --label %s=%s", c->label_key, c->label_val);
+	if (c->tag_key)
+		strbuf__printf(b, " --tag %s=%s", c->tag_key, c->tag_val);
+}
+
+/* --bucket's size, or the default; false (said) for a bad one. */
+static bool bucket_ok(const struct report_args *a, uint64_t *size)
+{
+	char err[128];
+
+	*size = MEM_BUCKET_DEFAULT;
+	if (!a->bucket || !mem_bucket__parse(a->bucket, size, err,
+					     sizeof(err)))
+		return true;
+	fprintf(stderr, "%s: --bucket %s: %s\n", a->cmd, a->bucket, err);
+	return false;
+}
+
+/* No input has an address: what the samples are, per data object, and
+ * how to record addresses. 2. */
+static int say_no_addr(const struct report_args *a, const struct memrep *m)
+{
+	struct strbuf b = { 0 };
+
+	if (a->ninputs == 1)
+		fprintf(stderr, "%s: %s has no samples with an addr label",
+			a->cmd, a->inputs[0]);
+	else
+		fprintf(stderr, "%s: none of the %d inputs has samples with an "
+			"addr label", a->cmd, a->ninputs);
+	fprintf(stderr, ": record with -e page-faults (or mem-loads, "
+		"mem-stores) and -T\n");
+	if (!m->nnoaddr || memrep__write_noaddr(m, 20, &b) || !b.p)
+		goto out;
+	fprintf(stderr, "%s: all it gives is the samples per data object "
+		"(kept by the cut):\n%s", a->cmd, b.p);
+out:
+	strbuf__free(&b);
+	return 2;
+}
+
+/* The samples of every input into m: 0, or 2 (said). */
+static int read_memory(const struct report_args *a, struct memrep *m,
+		       const struct pprofin *in, int64_t base)
+{
+	char err[512];
+	bool has_addr;
+
+	for (int i = 0; i < a->ninputs; i++) {
+		if (memrep__add(m, &in[i], &a->cut, base, &has_addr, err,
+				sizeof(err))) {
+			fprintf(stderr, "%s: %s: %s\n", a->cmd, a->inputs[i],
+				err);
+			return 2;
+		}
+		if (!has_addr && a->ninputs > 1)
+			fprintf(stderr, "%s: %s has no samples with an addr "
+				"label: it counts in the coverage only\n",
+				a->cmd, a->inputs[i]);
+	}
+	if (!m->cov.files_addr)
+		return say_no_addr(a, m);
+	if (a->by && m->cov.addr && !m->cov.with_by) {
+		fprintf(stderr, "%s: no sample with an address has the label "
+			"or tag field '%s'\n", a->cmd, a->by);
+		return 2;
+	}
+	if (memrep__finish(m)) {
+		fprintf(stderr, "%s: out of memory\n", a->cmd);
+		return 2;
+	}
+	return 0;
+}
+
+/* m as a page or as text into b, titled by the inputs, with the cut: 0,
+ * or 2 (said). */
+static int render_memory(const struct report_args *a, const struct memrep *m,
+			 bool html, struct strbuf *b)
+{
+	struct strbuf cut = { 0 };
+	char title[512];
+	int err;
+
+	if (a->ninputs > 1)
+		snprintf(title, sizeof(title), "%s and %d more", a->inputs[0],
+			 a->ninputs - 1);
+	else
+		snprintf(title, sizeof(title), "%s", a->inputs[0]);
+	cut_text(a, &cut);
+	err = cut.err ? cut.err :
+	      (html ? memrep__write_html : memrep__write_text)(m,
+			&(struct memrep_out){ .title = title,
+					      .cut = cut.p ? cut.p + 1 : NULL },
+			b);
+	strbuf__free(&cut);
+	if (!err)
+		return 0;
+	fprintf(stderr, "%s: out of memory\n", a->cmd);
+	return 2;
+}
+
+/* What was kept and left out; 1 if no sample with an address was. */
+static int say_memory_kept(const struct report_args *a, const struct memrep *m)
+{
+	char what[96];
+	int ret;
+
+	snprintf(what, sizeof(what), "%" PRIu64 " with an address, %zu data "
+		 "object%s", m->cov.addr, m->nobjs, m->nobjs == 1 ? "" : "s");
+	ret = say_kept(a, &m->counts, what);
+	if (m->cov.lost)
+		fprintf(stderr, "%s: %" PRIu64 " lost samples (untimed) left "
+			"out\n", a->cmd, m->cov.lost);
+	if (ret || m->cov.addr)
+		return ret;
+	fprintf(stderr, "%s: no sample with an address was kept\n", a->cmd);
+	return 1;
+}
+
+static int report_memory(int argc, char **argv)
+{
+	struct report_args a = { .cmd = "tagprof report memory", .output = "-",
+				 .memory = true };
+	struct pprofin *in = NULL;
+	struct memrep *m = NULL;
+	struct strbuf b = { 0 };
+	uint64_t bucket;
+	int64_t base;
+	bool html;
+	int ret = parse_args(argc, argv, &a);
+
+	if (ret)
+		return ret;
+	if (!plan_output_ok(&a, &html) || !bucket_ok(&a, &bucket))
+		return 2;
+	ret = 2;
+	in = calloc((size_t)a.ninputs, sizeof(*in));
+	m = memrep__new(&(struct memrep_opts){ .bucket = bucket, .by = a.by });
+	if (!in || !m || load_inputs(&a, in, &base) ||
+	    read_memory(&a, m, in, base) || render_memory(&a, m, html, &b) ||
+	    write_plan(&a, &b))
+		goto out;
+	ret = say_memory_kept(&a, m);
+out:
+	strbuf__free(&b);
+	memrep__free(m);
+	free_inputs(in, a.ninputs);
+	return ret;
+}
+
 int report_main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -657,6 +860,8 @@ int report_main(int argc, char **argv)
 		return report_timeline(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "plan"))
 		return report_plan(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "memory"))
+		return report_memory(argc - 1, argv + 1);
 	fprintf(stderr, "tagprof report: unknown report '%s'\n", argv[1]);
 	report_usage(stderr);
 	return 2;
