@@ -282,17 +282,6 @@ static bool set_window(struct report_args *a, int64_t base)
 	return true;
 }
 
-/* Whether any sample of in has a time. */
-static bool has_times(const struct pprofin *in)
-{
-	int64_t t;
-
-	for (size_t i = 0; i < in->pr->n_sample; i++)
-		if (!pprofin__sample_time(in, in->pr->sample[i], &t))
-			return true;
-	return false;
-}
-
 /* Loads every input, sets the window from the earliest one's start, and
  * refuses inputs without sample times where the window or a timeline
  * needs them (an empty input makes an empty timeline): 0, or 2 (said).
@@ -320,7 +309,7 @@ static int load_inputs(struct report_args *a, struct pprofin *in,
 			"a timeline needs a per-sample profile (tagprof record "
 			"-T, or the agent's timeline = true)" : NULL;
 
-		if (need && !has_times(&in[i])) {
+		if (need && !pprofin__has_times(&in[i])) {
 			fprintf(stderr, "%s: %s has no sample times (the label "
 				"t): %s\n", a->cmd, a->inputs[i], need);
 			return 2;

@@ -158,8 +158,7 @@ static void lane_name(struct strbuf *b, const struct view *v,
 	}
 }
 
-/* A tick step of 1, 2 or 5 times a power of ten: at most 12 ticks. */
-static double tick_step(double span_s)
+double htmlview__tick_step(double span_s)
 {
 	static const double mult[] = { 0.1, 0.2, 0.5, 1 };
 	double p = pow(10, floor(log10(span_s > 0 ? span_s : 1e-9)));
@@ -172,7 +171,7 @@ static double tick_step(double span_s)
 
 static void write_axis(struct strbuf *b, const struct view *v, int y)
 {
-	double s0 = v->t0 / 1e9, s1 = v->t1 / 1e9, step = tick_step(s1 - s0);
+	double s0 = v->t0 / 1e9, s1 = v->t1 / 1e9, step = htmlview__tick_step(s1 - s0);
 
 	strbuf__printf(b, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" "
 		       "y2=\"%d\"/>\n", LABEL_W, y, LABEL_W + PLOT_W, y);

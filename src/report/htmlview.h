@@ -25,4 +25,8 @@ struct htmlview_opts {
 int htmlview__write(const struct timeline *tl, const struct htmlview_opts *o,
 		    struct strbuf *out, size_t *lanes);
 
+/* The step between a time axis's ticks over span_s seconds: 1, 2 or 5
+ * times a power of ten, at most 12 ticks. Shared by the HTML pages. */
+double htmlview__tick_step(double span_s);
+
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/htmlview.h"
 #include "report/memhtml.h"
 #include "report/memory.h"
 
@@ -296,23 +297,11 @@ static void panel_frame(struct mem_page *pg, const struct grid *g)
 		       g->y + g->h / 2 + 4, size);
 }
 
-/* A tick step of 1, 2 or 5 times a power of ten: at most 12 ticks. */
-static double tick_step(double span_s)
-{
-	static const double mult[] = { 0.1, 0.2, 0.5, 1 };
-	double p = pow(10, floor(log10(span_s > 0 ? span_s : 1e-9)));
-
-	for (size_t i = 0; i < sizeof(mult) / sizeof(mult[0]); i++)
-		if (span_s / (mult[i] * p) <= 12)
-			return mult[i] * p;
-	return p;
-}
-
 static void time_axis(struct mem_page *pg, double y)
 {
 	const struct memrep *m = pg->m;
 	double s0 = m->t0 / 1e9, s1 = ((double)m->t1 + 1) / 1e9;
-	double step = tick_step(s1 - s0);
+	double step = htmlview__tick_step(s1 - s0);
 
 	strbuf__printf(pg->b, "<line class=\"axis\" x1=\"%d\" y1=\"%.1f\" "
 		       "x2=\"%d\" y2=\"%.1f\"/>\n", LABEL_W, y,

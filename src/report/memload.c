@@ -245,16 +245,6 @@ static bool any_addr(const struct pprofin *in, int64_t key)
 	return false;
 }
 
-static bool any_time(const struct pprofin *in)
-{
-	int64_t t;
-
-	for (size_t i = 0; i < in->pr->n_sample; i++)
-		if (!pprofin__sample_time(in, in->pr->sample[i], &t))
-			return true;
-	return false;
-}
-
 int memrep__add(struct memrep *m, const struct pprofin *in,
 		const struct merge_cut *cut, int64_t base, bool *has_addr,
 		char *err, size_t errlen)
@@ -270,7 +260,7 @@ int memrep__add(struct memrep *m, const struct pprofin *in,
 	};
 	int ret;
 
-	k.timed = any_time(in);
+	k.timed = pprofin__has_times(in);
 	read_event(m, in);
 	m->cov.files++;
 	*has_addr = any_addr(in, k.addr);

@@ -460,3 +460,13 @@ int pprofin__sample_time(const struct pprofin *in,
 	}
 	return -1;
 }
+
+bool pprofin__has_times(const struct pprofin *in)
+{
+	int64_t t;
+
+	for (size_t i = 0; i < in->pr->n_sample; i++)
+		if (!pprofin__sample_time(in, in->pr->sample[i], &t))
+			return true;
+	return false;
+}

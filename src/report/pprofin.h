@@ -7,6 +7,7 @@
 #ifndef TAGPROF_PPROFIN_H
 #define TAGPROF_PPROFIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,9 @@ void pprofin__free(struct pprofin *in);	/* accepts a zeroed one */
  * nanoseconds), in *t; 0 if it has one, -1 if not. */
 int pprofin__sample_time(const struct pprofin *in,
 			 const Perftools__Profiles__Sample *s, int64_t *t);
+
+/* Whether any sample of in has a time: a per-sample profile. */
+bool pprofin__has_times(const struct pprofin *in);
 
 /* The location, function or mapping with this id; NULL if none (id 0). */
 const Perftools__Profiles__Location *

@@ -4,6 +4,7 @@
  * addr2line, the symbol cache shared by build ID and swept, the DWARF
  * budget, and the build ID read from a process's memory. */
 #include "check.h"
+#include "shell.h"
 #include "sym/debuginfo.h"
 #include "sym/elfsym.h"
 #include "sym/symfile.h"
@@ -46,17 +47,6 @@ static const char prog_src[] =
 	"	(void)argv;\n"
 	"	return tp_outer(argc) + tp_other(argc);\n"
 	"}\n";
-
-static bool sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd) == 0;
-}
 
 /* The build ID of the file at path (a test's own file, so a plain open). */
 static int peek_build_id(const char *path, char *out, size_t len)

@@ -7,6 +7,7 @@
  * process; variables of an ELF file (checked against nm); and a live
  * child's data addresses named by the process table. */
 #include "check.h"
+#include "shell.h"
 #include "capture/datasrc.h"
 #include "capture/records.h"
 #include "kernel/events.h"
@@ -719,17 +720,6 @@ static const char prog_src[] =
 	"		return 1;\n"
 	"	return (int)read(0, &c, 1) + small_y[0] + table_x[1];\n"
 	"}\n";
-
-static bool sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd) == 0;
-}
 
 /* Value and size of a symbol, as nm -S says. */
 static bool nm_sym(const char *path, const char *name, uint64_t *value,

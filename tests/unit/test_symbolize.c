@@ -4,6 +4,7 @@
  * vaddr -> symbol), by hand and through the process table and the
  * symbolizer into the location table. */
 #include "check.h"
+#include "shell.h"
 #include "kernel/ksymbolizer.h"
 #include "proc/proctable.h"
 #include "sym/elfsym.h"
@@ -118,17 +119,6 @@ static void tpath(char *buf, const char *name)
 }
 
 /* Runs a shell command; true when it exits 0. */
-static bool sh(const char *fmt, ...)
-{
-	char cmd[4 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd) == 0;
-}
-
 static bool write_file(const char *path, const void *buf, size_t len)
 {
 	FILE *f = fopen(path, "wb");

@@ -4,6 +4,7 @@
  * way the BPF program will (fsbase + tpoff, or through the DTV), must land
  * on that address and read the value set. */
 #include "check.h"
+#include "shell.h"
 #include "proc/procfs.h"
 #include "proc/targetfile.h"
 #include "proc/tlsloc.h"
@@ -243,17 +244,6 @@ static void tpath(char *buf, const char *fmt, ...)
 }
 
 /* Runs a shell command; true when it exits 0. */
-static bool sh(const char *fmt, ...)
-{
-	char cmd[8 * PATH_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd) == 0;
-}
-
 static bool write_src(const char *name, const char *text)
 {
 	char path[PATH_MAX];
