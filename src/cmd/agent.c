@@ -108,7 +108,8 @@ void agent_usage(FILE *out)
 {
 	fprintf(out,
 "usage: tagprof agent [--config FILE] [--output-dir DIR] [--window SECONDS]\n"
-"                     [-F HZ] [-e EVENT] [--push-url URL] [--push-auth-file FILE]\n"
+"                     [-F HZ | -c PERIOD] [-e EVENT] [--push-url URL]\n"
+"                     [--push-auth-file FILE]\n"
 "                     [--retain-files N] [--retain-bytes SIZE] [--max-memory SIZE]\n"
 "                     [--no-demangle] [--unwind fp|dwarf|auto] [--stack-bytes N]\n"
 "                     [--debuginfod-urls URLS] [--timeline] [--ldlat CYCLES]\n"
@@ -119,7 +120,7 @@ void agent_usage(FILE *out)
 "the output directory as <UTC start>_<service>.pb.gz, and pushes it to a\n"
 "Pyroscope-compatible server if --push-url is set. Runs until SIGTERM,\n"
 "SIGINT or SIGXCPU, which write the partial window first; SIGHUP re-reads\n"
-"the config (freq, event, ldlat, unwind, stack-bytes, timeline and\n"
+"the config (freq, count, event, ldlat, unwind, stack-bytes, timeline and\n"
 "debuginfod-urls only at a restart: the privileges to apply them are dropped\n"
 "after start-up);\n"
 "other signals that would end it (SIGUSR1, SIGUSR2, SIGPIPE,\n"
@@ -131,6 +132,9 @@ void agent_usage(FILE *out)
 "  --output-dir DIR      where profiles go (default /var/lib/tagprof, mode 0750)\n"
 "  --window SECONDS      window length, e.g. 60, 90s, 5m (default 60)\n"
 "  -F, --freq HZ         samples per second per CPU (default 19)\n"
+"  -c, --count PERIOD    one sample every PERIOD events instead of -F (none:\n"
+"                        by -F, the default); for memory events, whose\n"
+"                        bursts no frequency follows (-e page-faults -c 16)\n"
 "  -e, --event EVENT     as for record (default auto)\n"
 "  --push-url URL        POST each window to URL/ingest (Pyroscope API)\n"
 "  --push-auth-file FILE 'Bearer TOKEN', a token, or 'user:password'; the file\n"
@@ -176,6 +180,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 		{ "debuginfod-urls", required_argument, NULL, 'U' },
 		{ "timeline", no_argument, NULL, 'T' },
 		{ "ldlat", required_argument, NULL, 'l' },
+		{ "count", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -183,7 +188,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 	int c, idx, verbose = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "F:e:vh", longopts, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, "F:c:e:vh", longopts, &idx)) != -1) {
 		switch (c) {
 		case 'C':
 			a->config_path = optarg;
@@ -215,6 +220,7 @@ static int parse_args(struct agent *a, int argc, char **argv)
 			}
 			a->flags[a->nflags++] = (struct flag){
 				c == 'F' ? "freq" : c == 'e' ? "event" :
+				c == 'c' ? "count" :
 				longopts[idx].name, optarg ? optarg : "true" };
 		}
 	}
@@ -273,12 +279,16 @@ static int load_config(const struct agent *a, struct agent_config *out)
 
 static void print_config(const struct agent_config *c)
 {
+	char count[24] = "none";
+
+	if (c->count)
+		snprintf(count, sizeof(count), "%" PRIu64, c->count);
 	printf("output-dir = %s\nwindow = %" PRIu64 "\nfreq = %" PRIu64
 	       "\nevent = %s\npush-url = %s\npush-auth-file = %s\n"
 	       "retain-files = %" PRIu64 "\nretain-bytes = %" PRIu64
 	       "\nmax-memory = %" PRIu64 "\nverbose = %d\nunwind = %s\n"
 	       "stack-bytes = %u\ndebuginfod-urls = %s\ntimeline = %s\n"
-	       "ldlat = %u\n",
+	       "ldlat = %u\ncount = %s\n",
 	       c->output_dir,
 	       c->window_s, c->freq, c->event,
 	       c->push_url ? c->push_url : "none",
@@ -288,7 +298,7 @@ static void print_config(const struct agent_config *c)
 	       !c->debuginfod_urls ? "(DEBUGINFOD_URLS)" :
 	       *c->debuginfod_urls ? c->debuginfod_urls : "none",
 	       c->timeline ? "true" : "false", c->ldlat ? c->ldlat :
-	       MEMEVENTS_LDLAT_DEFAULT);
+	       MEMEVENTS_LDLAT_DEFAULT, count);
 }
 
 static int choose_event(struct agent *a)
@@ -314,6 +324,7 @@ static int start_capture(struct agent *a)
 
 	co.event = a->ev;
 	co.freq = a->cfg.freq;
+	co.period = a->cfg.count;
 	co.service_label = true;
 	co.unwind = a->cfg.unwind;
 	co.stack_bytes = a->cfg.stack_bytes;
@@ -692,6 +703,7 @@ static void swap_sampler_settings(struct agent_config *fresh,
 	fresh->stack_bytes = cur->stack_bytes;
 	fresh->timeline = cur->timeline;
 	fresh->ldlat = cur->ldlat;
+	fresh->count = cur->count;
 	fresh->debuginfod_urls = cur->debuginfod_urls;
 	cur->event = t.event;
 	cur->debuginfod_urls = t.debuginfod_urls;
@@ -713,12 +725,13 @@ static void reload(struct agent *a)
 		   fresh.stack_bytes != a->cfg.stack_bytes ||
 		   fresh.timeline != a->cfg.timeline ||
 		   fresh.ldlat != a->cfg.ldlat ||
+		   fresh.count != a->cfg.count ||
 		   !same_str(fresh.debuginfod_urls, a->cfg.debuginfod_urls);
 	if (resample) {
 		/* Opening perf events and loading BPF took privileges the
 		 * agent dropped after its start: the sampler's settings stay
 		 * until a restart. */
-		logf_("warning: freq, event, ldlat, unwind, stack-bytes, timeline and "
+		logf_("warning: freq, count, event, ldlat, unwind, stack-bytes, timeline and "
 		      "debuginfod-urls change only at a restart (the agent "
 		      "dropped the privileges to open perf events and load BPF "
 		      "after its start): the sampler keeps its settings; "
@@ -838,8 +851,13 @@ int agent_main(int argc, char **argv)
 	if (choose_event(&a) || start_capture(&a) || drop_privileges(&a) ||
 	    start_push(&a))
 		goto cleanup;
-	logf_("profiling at %" PRIu64 " Hz, %" PRIu64 " s windows, into %s",
-	      a.cfg.freq, a.cfg.window_s, a.cfg.output_dir);
+	if (a.cfg.count)
+		logf_("profiling every %" PRIu64 " events, %" PRIu64 " s "
+		      "windows, into %s", a.cfg.count, a.cfg.window_s,
+		      a.cfg.output_dir);
+	else
+		logf_("profiling at %" PRIu64 " Hz, %" PRIu64 " s windows, "
+		      "into %s", a.cfg.freq, a.cfg.window_s, a.cfg.output_dir);
 	if (heap_bytes() > a.cfg.max_memory)
 		logf_("warning: max-memory %" PRIu64 " KiB is below the %" PRIu64
 		      " KiB in use at start: samples will be dropped",

@@ -272,6 +272,24 @@ static int config__set_freq(struct agent_config *c, const char *v,
 	return 0;
 }
 
+/* A fixed period, as record's -c: what memory-access events want, whose
+ * rate no frequency can follow (faults come in bursts). "none": by freq. */
+static int config__set_count(struct agent_config *c, const char *v,
+			     const struct config_where *w)
+{
+	uint64_t n;
+
+	if (!strcmp(v, "none")) {
+		c->count = 0;
+		return 0;
+	}
+	if (!config__parse_uint(v, &n) || n == 0 || n > INT64_MAX)
+		return config__bad_value(w, v, "is not a positive whole number "
+					 "of events (or none)");
+	c->count = n;
+	return 0;
+}
+
 /* Only non-empty here: the event parser knows the names and reports
  * what is wrong with one. */
 static int config__set_event(struct agent_config *c, const char *v,
@@ -462,6 +480,7 @@ static const struct config_key config__keys[] = {
 	{ "debuginfod-urls", config__set_debuginfod_urls, true },
 	{ "timeline", config__set_timeline, false },
 	{ "ldlat", config__set_ldlat, false },
+	{ "count", config__set_count, false },
 };
 
 #define CONFIG_NKEYS (sizeof(config__keys) / sizeof(config__keys[0]))
@@ -477,7 +496,7 @@ static const struct config_key *config__find_key(const char *name)
 	return NULL;
 }
 
-#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline, ldlat)"
+#define CONFIG_KNOWN_KEYS "(known: output-dir, window, freq, event, push-url, push-auth-file, retain-files, retain-bytes, max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline, ldlat, count)"
 
 /* The key is shown for a flag only, as values are (see config__vfail). */
 static int config__unknown_key(const struct config_where *w, const char *key)

@@ -10,6 +10,8 @@ struct agent_config {
 	char *output_dir;	/* default /var/lib/tagprof */
 	uint64_t window_s;	/* seconds per pprof window, default 60 */
 	uint64_t freq;		/* -F, default 19 */
+	uint64_t count;		/* -c: a sample every count events instead
+				 * of freq per second; 0: by freq */
 	char *event;		/* -e, default "auto" */
 	char *push_url;		/* Pyroscope-compatible server, or NULL */
 	char *push_auth_file;	/* bearer token or user:password, or NULL */
@@ -32,7 +34,7 @@ void config__defaults(struct agent_config *c);
  * blank lines ignored; keys are the long option names (output-dir, window,
  * freq, event, push-url, push-auth-file, retain-files, retain-bytes,
  * max-memory, verbose, unwind, stack-bytes, debuginfod-urls, timeline,
- * ldlat).
+ * ldlat, count).
  * Sizes take K, M, G (powers
  * of 1024), durations s,
  * m, h. Settings it names replace those in c. Returns 0, or -EINVAL with

@@ -13,7 +13,7 @@
 need_bpf memory_record memory_every_fault memory_addresses memory_phase_times \
 	memory_scan_order memory_random_order memory_working_set memory_split \
 	memory_data_object memory_report_text memory_report_html memory_mem_loads \
-	memory_aggregated memory_flat_out
+	memory_aggregated memory_flat_out memory_agent
 
 TESTS=$(cd "$(dirname "$0")/.." && pwd)
 PASSES=4
@@ -436,3 +436,47 @@ flat_out() {
 		{ echo "$n samples, $lost lost, for $want page reads flat out"; return 1; }
 }
 check memory_flat_out flat_out
+
+# The agent, every fault a sample (count = 1: a fixed period, which a
+# frequency cannot give a bursty fault rate), per-sample windows: the
+# workload's faults in its buffers are all in the windows, named.
+agent() {
+	local out=$TMP/agent
+	mkdir -p "$out"
+	printf 'count = 0\n' >"$TMP/c0.conf"
+	"$TAGPROF" agent --check-config --config "$TMP/c0.conf" >/dev/null 2>&1 &&
+		{ echo "count = 0 accepted"; return 1; }
+	"$TAGPROF" agent --output-dir "$out" --window 2 -e page-faults -c 1 \
+		--timeline 2>"$TMP/agent.err" &
+	local pid=$!
+	sleep 1
+	"$WORKLOADS/memaccess" 1 2 >"$TMP/agenttruth"
+	sleep 2.5
+	kill -TERM $pid; wait $pid
+	grep -q 'profiling every 1 events' "$TMP/agent.err" ||
+		{ echo "the agent did not sample every event: $(head -3 "$TMP/agent.err")"; return 1; }
+	PYTHONPATH="$TESTS:$TMP" python3 - "$out" "$TMP/agenttruth" <<'PY'
+import os, sys, collections, pprof_read, memcheck
+tr = memcheck.truth(sys.argv[2])
+c = collections.Counter()
+for f in os.listdir(sys.argv[1]):
+    if not f.endswith(".pb.gz"):
+        continue
+    p = pprof_read.load(os.path.join(sys.argv[1], f))
+    for s in p.samples:
+        a = memcheck.num(s, "addr")
+        if s.labels.get("process") != "memaccess" or a is None:
+            continue
+        for buf, obj in (("A", "scan_buf (memaccess)"), ("B", "[anon]")):
+            b = tr[buf]
+            if b["addr"] <= a < b["addr"] + b["bytes"]:
+                c[buf] += s.values[0]
+                if s.labels.get("data_object") != obj:
+                    sys.exit("an address in %s named %s" % (buf, s.labels.get("data_object")))
+for buf, q in (("A", "a"), ("B", "b")):
+    want = tr[q]["touches"]
+    if abs(c[buf] - want) > want / 100 + 16:
+        sys.exit("%s: %d faults in the windows, the workload read %d pages" % (buf, c[buf], want))
+PY
+}
+check memory_agent agent
