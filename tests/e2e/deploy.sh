@@ -15,7 +15,7 @@ CONTAINERFILE=$ROOT/deploy/Containerfile
 # daemonset.yaml: nothing else may be granted.
 CAPS="BPF PERFMON SYS_PTRACE DAC_READ_SEARCH CHECKPOINT_RESTORE SYSLOG"
 # The keys of `tagprof agent` config files (src/cmd/config.h).
-KEYS="output-dir window freq event push-url push-auth-file retain-files retain-bytes max-memory verbose unwind stack-bytes"
+KEYS="output-dir window freq count event ldlat push-url push-auth-file retain-files retain-bytes max-memory verbose unwind stack-bytes"
 
 check() {   # NAME COMMAND...: PASS when COMMAND succeeds, else FAIL with its output
 	local name=$1 why; shift
@@ -219,7 +219,8 @@ config_example() {
 		want["push-url"] = "^(none)?$"; want["push-auth-file"] = "^(none)?$"
 		want["retain-files"] = "^1440$"; want["retain-bytes"] = "^(1G|1024M)$"
 		want["max-memory"] = "^64M$"; want["verbose"] = "^(0|false)$"
-		want["unwind"] = "^auto$"; want["stack-bytes"] = "^(8192|8K)$" }
+		want["unwind"] = "^auto$"; want["stack-bytes"] = "^(8192|8K)$"
+		want["count"] = "^none$"; want["ldlat"] = "^30$" }
 	{ sub(/#.*/, ""); gsub(/^[ \t]+|[ \t]+$/, "") }
 	$0 == "" { next }
 	!/^[a-z-]+[ \t]*=/ { print "line " NR ": not key = value: " $0; bad = 1; next }
