@@ -6,7 +6,8 @@
 #ifndef TAGPROF_CONTEXT_BPF_H
 #define TAGPROF_CONTEXT_BPF_H
 
-#include "maps.bpf.h"
+/* The includer defines stat_inc and loop_helper: maps.bpf.h for the
+ * sampler, bpf/sizes.bpf.c for tagprof sizes' label: sizes. */
 
 #define CTX_SPACE TP_CTX_SPACE
 _Static_assert(TP_OTEL_HDR_SIZE + TP_OTEL_ATTRS_MAX <= CTX_SPACE, "otel fits");
@@ -243,35 +244,52 @@ static __always_inline bool same_bytes(const __u8 *a, const char *b, __u32 n)
 	return true;
 }
 
-/* --label on an OTel record: the last entry with the key decides. The
+/* The value of cfg's key (filter_key_idx) in an OTel record: the last
+ * entry with the key decides. *off and *len give it within blob. The
  * position is masked each round so the verifier sees the same bounds every
  * iteration and can prune. */
-static __always_inline bool otel_matches(const struct tp_proc_cfg *cfg,
-					 const __u8 *blob, __u32 size)
+static __always_inline bool otel_find(const struct tp_proc_cfg *cfg,
+				      const __u8 *blob, __u32 size,
+				      __u32 *off, __u32 *len)
 {
-	__u32 pos = TP_OTEL_HDR_SIZE, found = 0, flen = 0, len;
+	__u32 pos = TP_OTEL_HDR_SIZE, found = 0, flen = 0, n;
 
 	for (int i = 0; i < TP_OTEL_ATTRS_MAX / 2; i++) {
 		pos &= CTX_SPACE - 1;
 		if (pos + 2 > size)
 			break;
-		len = blob[(pos + 1) & (CTX_SPACE - 1)];
+		n = blob[(pos + 1) & (CTX_SPACE - 1)];
 		if (blob[pos] == cfg->filter_key_idx) {
 			found = pos + 2;
-			flen = len;
+			flen = n;
 		}
-		pos += 2 + len;
+		pos += 2 + n;
 	}
 	found &= CTX_SPACE - 1;
-	if (!found || flen != cfg->filter_len || found + flen > size ||
-	    found > CTX_SPACE - TP_FILTER_VAL_MAX)
+	if (!found || found + flen > size)
 		return false;
-	return same_bytes(blob + found, cfg->filter_val, flen);
+	*off = found;
+	*len = flen;
+	return true;
 }
 
-/* --label on custom labels: the first slot with the key decides. */
-static __always_inline bool custom_matches(const struct tp_proc_cfg *cfg,
-					   const __u8 *blob, __u32 size)
+/* --label on an OTel record. */
+static __always_inline bool otel_matches(const struct tp_proc_cfg *cfg,
+					 const __u8 *blob, __u32 size)
+{
+	__u32 off, len;
+
+	if (!otel_find(cfg, blob, size, &off, &len) ||
+	    len != cfg->filter_len || off > CTX_SPACE - TP_FILTER_VAL_MAX)
+		return false;
+	return same_bytes(blob + off, cfg->filter_val, len);
+}
+
+/* The value of cfg's key (filter_key, by name) among custom labels: the
+ * first slot with the key decides. *off and *len give it within blob. */
+static __always_inline bool custom_find(const struct tp_proc_cfg *cfg,
+					const __u8 *blob, __u32 size,
+					__u32 *off, __u32 *len)
 {
 	const __u8 *slot;
 
@@ -283,12 +301,25 @@ static __always_inline bool custom_matches(const struct tp_proc_cfg *cfg,
 		    !same_bytes(slot + 1, cfg->filter_key, TP_CL_KEY_MAX < slot[0] ?
 				TP_CL_KEY_MAX : slot[0]))
 			continue;
-		return slot[1 + TP_CL_KEY_MAX] == cfg->filter_len &&
-		       same_bytes(slot + 2 + TP_CL_KEY_MAX, cfg->filter_val,
-				  cfg->filter_len > TP_CL_VAL_MAX ?
-				  TP_CL_VAL_MAX : cfg->filter_len);
+		*off = i * TP_CL_SLOT + 2 + TP_CL_KEY_MAX;
+		*len = slot[1 + TP_CL_KEY_MAX];
+		return true;
 	}
 	return false;
+}
+
+/* --label on custom labels. */
+static __always_inline bool custom_matches(const struct tp_proc_cfg *cfg,
+					   const __u8 *blob, __u32 size)
+{
+	__u32 off, len;
+
+	if (!custom_find(cfg, blob, size, &off, &len))
+		return false;
+	return len == cfg->filter_len &&
+	       same_bytes(blob + off, cfg->filter_val,
+			  cfg->filter_len > TP_CL_VAL_MAX ?
+			  TP_CL_VAL_MAX : cfg->filter_len);
 }
 
 /* Fills the sample's context into blob. Returns false when --label says

@@ -25,6 +25,7 @@
 #include "kernel/events.h"
 #include "kernel/memevents.h"
 #include "out/pprof.h"
+#include "cmd/child.h"
 #include "cmd/record.h"
 #include "sample_event.h"
 #include "cmd/signals.h"
@@ -418,73 +419,6 @@ static int choose_event(const struct record_opts *o, struct tp_event *ev)
 	return 0;
 }
 
-/* Forks COMMAND stopped before exec; it runs once released. A CLOEXEC
- * pipe reports a failed exec back to us. run() forks before
- * signals__install, so COMMAND keeps the dispositions tagprof was started
- * with (a nohup's ignored SIGHUP included), never our ignored ones. */
-struct child {
-	pid_t pid;
-	int go_fd;	/* write a byte: exec */
-	int err_fd;	/* read: errno of a failed exec, or EOF */
-};
-
-static int child_start(char **argv, struct child *ch)
-{
-	int go[2], err[2];
-	char b;
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-		return -errno;
-	ch->pid = fork();
-	if (ch->pid < 0)
-		return -errno;
-	if (ch->pid == 0) {
-		int e;
-
-		close(go[1]);
-		close(err[0]);
-		if (read(go[0], &b, 1) != 1)
-			_exit(127);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(err[1]);
-	ch->go_fd = go[1];
-	ch->err_fd = err[0];
-	return 0;
-}
-
-/* Lets the child exec; returns 0 or the errno of its failed exec. */
-static int child_release(struct child *ch)
-{
-	int e = 0;
-	char b = 1;
-
-	if (write(ch->go_fd, &b, 1) != 1)
-		e = errno;
-	close(ch->go_fd);
-	ch->go_fd = -1;
-	if (read(ch->err_fd, &e, sizeof(e)) != sizeof(e))
-		e = 0;	/* EOF: exec succeeded */
-	close(ch->err_fd);
-	return e;
-}
-
-static int exit_status(int wstatus)
-{
-	if (WIFEXITED(wstatus))
-		return WEXITSTATUS(wstatus);
-	if (WIFSIGNALED(wstatus))
-		return 128 + WTERMSIG(wstatus);
-	return 1;
-}
-
 static void status_line(struct capture *c, uint64_t elapsed_ns)
 {
 	fprintf(stderr, "\r\033[Ktagprof: %.1fs  samples %" PRIu64
@@ -512,7 +446,7 @@ static void capture_loop(struct capture *c, const struct record_opts *o,
 		if (child > 0 && child_changed) {
 			child_changed = 0;
 			if (waitpid(child, &wstatus, WNOHANG) == child) {
-				*child_status = exit_status(wstatus);
+				*child_status = child_exit_status(wstatus);
 				break;
 			}
 		}
@@ -676,7 +610,7 @@ static int run(struct record_opts *o)
 
 	if (ch.pid > 0) {
 		if (child_status < 0 && waitpid(ch.pid, &wstatus, 0) == ch.pid)
-			child_status = exit_status(wstatus);
+			child_status = child_exit_status(wstatus);
 		if (!ret && child_status >= 0)
 			ret = child_status;
 	}
