@@ -6,6 +6,7 @@
 #include "cmd/agent.h"
 #include "cmd/record.h"
 #include "cmd/report.h"
+#include "cmd/sizes.h"
 
 static void usage(FILE *out)
 {
@@ -19,7 +20,10 @@ static void usage(FILE *out)
 "  report     read profiles: report pprof merges pprof files into one,\n"
 "             cut to a time window (record -T) or to label values;\n"
 "             report timeline, plan and memory show them over time, by\n"
-"             generated-code component, and by data address\n"
+"             generated-code component, and by data address;\n"
+"             report sizes fits a sizes file again\n"
+"  sizes      cost of chosen functions per input size, with its growth\n"
+"             rate fitted (n, n log n, n^2...), by uprobes on a process\n"
 "\n"
 "  tagprof <command> --help   options of one command\n"
 "  tagprof --version          version\n");
@@ -45,6 +49,8 @@ int main(int argc, char **argv)
 		return agent_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return report_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sizes"))
+		return sizes_main(argc - 1, argv + 1);
 	fprintf(stderr, "tagprof: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
