@@ -323,6 +323,14 @@ $(MEMACCESS): tests/workloads/libtagprof/memaccess.c $(LIBTP) | $(BUILD)/workloa
 	$(LABELPOOL_CC) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -o $@ $< -L$(BUILD) \
 		-Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread
 
+# Routines of known complexity for tagprof sizes (tests/e2e/sizes.sh,
+# tests/bench/sizes.sh; see sizework.c), libtagprof shared (label:len), as
+# memaccess.
+SIZEWORK := $(BUILD)/workloads/sizework
+$(SIZEWORK): tests/workloads/libtagprof/sizework.c $(LIBTP) | $(BUILD)/workloads
+	$(LABELPOOL_CC) $(WORKLOAD_CFLAGS) $(WARN) -Iinclude -o $@ $< -L$(BUILD) \
+		-Wl,-rpath,$(abspath $(BUILD)) -ltagprof -lpthread -lm
+
 # Register tags (see tagops.c): GCC, the tag register reserved.
 TAGOPS := $(BUILD)/workloads/tagops
 $(TAGOPS): tests/workloads/libtagprof/tagops.c $(LIBTP) | $(BUILD)/workloads
@@ -374,7 +382,7 @@ $(BUILD)/workloads/llvmjit: tests/workloads/llvmjit/llvmjit.c | $(BUILD)/workloa
 	$(CLANG) $(WORKLOAD_BASE) $(WARN) $(shell $(LLVM_CONFIG) --cflags) -o $@ $< \
 		$(shell $(LLVM_CONFIG) --ldflags --libs)
 
-tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(CHURN_EXEC) $(LABELPOOL) $(LABELCHURN) $(MEMACCESS) $(TAGOPS) $(JITENGINE) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
+tests: $(BUILD)/tagprof $(UNIT_BINS) $(WORK_BINS) $(CHURN_EXEC) $(LABELPOOL) $(LABELCHURN) $(MEMACCESS) $(SIZEWORK) $(TAGOPS) $(JITENGINE) $(TAGSONLY) $(NOFP) $(NOFP_CASES) $(OTEP_PC) \
 	$(LLVMJIT)
 
 check: tests

@@ -8,7 +8,8 @@
  * operator > pipeline), as a text tree or one HTML page. `report memory`
  * shows memory-access samples (record -e page-faults, mem-loads, ... -T)
  * by data object: heatmaps of time against address, skew and the hot
- * working set. */
+ * working set. `report sizes` reads the tuples of tagprof sizes again:
+ * the growth of each function's cost with its input size, fitted. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -27,6 +28,8 @@
 #include "report/plan.h"
 #include "report/pprofin.h"
 #include "report/timeline.h"
+#include "sizes/sizereport.h"
+#include "sizes/sizetab.h"
 #include "util/gzip.h"
 #include "util/strbuf.h"
 
@@ -42,6 +45,8 @@ void report_usage(FILE *out)
 "                           [-o OUT.txt|OUT.html|-]\n"
 "       tagprof report memory IN.pb.gz... [CUT] [--bucket SIZE] [--by KEY]\n"
 "                             [-o OUT.txt|OUT.html|-]\n"
+"       tagprof report sizes IN.csv|IN.json [--html OUT.html]\n"
+"                            [--assert EXPR]... [-o OUT.csv|OUT.json]\n"
 "\n"
 "pprof: merges pprof files into one ordinary (aggregated) pprof: equal\n"
 "stacks with equal labels become one sample, the time label t is dropped.\n"
@@ -89,6 +94,22 @@ void report_usage(FILE *out)
 "addresses (not -T, or not a memory event) is refused (exit 2) with its\n"
 "samples per data object.\n"
 "\n"
+"sizes: the tuples of tagprof sizes (its -o file, .csv or .json) read\n"
+"again. Per function, its mean cost per call against its input size is\n"
+"fitted to 1, log n, n, n log n, n^2, n^3 and a power law, the model\n"
+"chosen by AIC (docs/sizes.md). On standard output: one line on how the\n"
+"costs were measured, then one line per function, the fastest growth\n"
+"first: function, order (its growth class), class (the model chosen),\n"
+"fit, dAIC to the best model of another growth, that model, confidence\n"
+"(the share of bootstrap resamples that give the same order), sizes,\n"
+"range, calls. A function with fewer than 8 sizes, or sizes spanning less\n"
+"than a decade, is not classified, and a line under it says why.\n"
+"--html writes one self-contained page with a log-log plot per function;\n"
+"-o writes the tuples again, CSV or JSON by the name. Each --assert\n"
+"'FUNC<=CLASS' (or 'FUNC<CLASS') fails when FUNC grows faster than CLASS\n"
+"(1, log n, n, n log n, n^2, n^3, spaces and '_' optional), or was not\n"
+"measured or not classified; every assertion is said on standard error.\n"
+"\n"
 "CUT:\n"
 "  --from T, --to T      keep the samples taken from T to T (both included),\n"
 "                        counted from the earliest input's start; T is a\n"
@@ -106,13 +127,19 @@ void report_usage(FILE *out)
 "                        K, M, G (KiB, MiB, GiB): 64, 4K, 2M (default 4K)\n"
 "  --levels K1,K2,...    plan: the levels, outermost first (query,operator,\n"
 "                        pipeline); overrides the inputs' comment\n"
+"  --html FILE           sizes: the page to write (.html)\n"
+"  --assert EXPR         sizes: FUNC<=CLASS or FUNC<CLASS, e.g.\n"
+"                        'my_sort<=n log n'; may be given again\n"
 "  -o, --output FILE     the file to write (mode 0640, written whole); plan\n"
-"                        and memory: - (the default) for standard output\n"
+"                        and memory: - (the default) for standard output;\n"
+"                        sizes: the tuples, .csv or .json (no default)\n"
 "  -h, --help            this help\n"
 "\n"
 "Exit status: 0, 1 when no sample was kept (memory: no sample with an\n"
-"address; an empty but valid file is written), 2 for bad usage or an\n"
-"input that cannot be read (memory: or that has no addresses).\n");
+"address; an empty but valid file is written; sizes: when an --assert\n"
+"fails), 2 for bad usage or an input that cannot be read (memory: or\n"
+"that has no addresses; sizes: or a malformed --assert, or an output that\n"
+"cannot be written).\n");
 }
 
 /* "1.5s" -> 1500000000; false if not a duration. */
@@ -837,6 +864,128 @@ out:
 	return ret;
 }
 
+struct sizes_args {
+	const char *cmd;
+	const char *input, *output, *html;
+	const char **asserts;
+	size_t nasserts;
+};
+
+/* report sizes' options: 0, or 2 (said). a->asserts is the caller's to
+ * free. */
+static int parse_sizes_args(int argc, char **argv, struct sizes_args *a)
+{
+	static const struct option longopts[] = {
+		{ "html", required_argument, NULL, 'H' },
+		{ "assert", required_argument, NULL, 'A' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char err[256];
+	int c;
+
+	a->asserts = calloc((size_t)argc, sizeof(*a->asserts));
+	if (!a->asserts)
+		return 2;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			a->html = optarg;
+			break;
+		case 'A':
+			if (sizereport__check_assert(optarg, err, sizeof(err))) {
+				fprintf(stderr, "%s: --assert '%s': %s\n",
+					a->cmd, optarg, err);
+				return 2;
+			}
+			a->asserts[a->nasserts++] = optarg;
+			break;
+		case 'o':
+			a->output = optarg;
+			break;
+		case 'h':
+			report_usage(stdout);
+			exit(0);
+		default:
+			report_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "%s: %s\n", a->cmd, argc == optind ?
+			"no input given (a tagprof sizes .csv or .json)" :
+			"one input only");
+		return 2;
+	}
+	a->input = argv[optind];
+	if (a->output && !ends_with(a->output, ".csv") &&
+	    !ends_with(a->output, ".json")) {
+		fprintf(stderr, "%s: -o %s: name the output .csv or .json\n",
+			a->cmd, a->output);
+		return 2;
+	}
+	if (a->html && !ends_with(a->html, ".html") &&
+	    !ends_with(a->html, ".htm")) {
+		fprintf(stderr, "%s: --html %s: name the page .html\n", a->cmd,
+			a->html);
+		return 2;
+	}
+	return 0;
+}
+
+/* What was read and written, on standard error. */
+static void say_sizes(const struct sizes_args *a, const struct sizetab *t)
+{
+	size_t tuples = 0;
+
+	for (size_t i = 0; i < t->nfuncs; i++)
+		tuples += t->funcs[i].n;
+	fprintf(stderr, "%s: %zu function%s, %zu tuples from %s", a->cmd,
+		t->nfuncs, t->nfuncs == 1 ? "" : "s", tuples, a->input);
+	if (a->output)
+		fprintf(stderr, "; wrote %s", a->output);
+	if (a->html)
+		fprintf(stderr, "%s %s", a->output ? " and" : "; wrote",
+			a->html);
+	fprintf(stderr, "\n");
+}
+
+static int report_sizes(int argc, char **argv)
+{
+	struct sizes_args a = { .cmd = "tagprof report sizes" };
+	struct sizetab t = { 0 };
+	char err[512];
+	int ret = parse_sizes_args(argc, argv, &a);
+
+	if (ret)
+		goto out;
+	ret = 2;
+	if (sizetab__read(&t, a.input, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", a.cmd, err);
+		goto out;
+	}
+	if (a.output && sizetab__save(&t, a.output, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", a.cmd, err);
+		goto out;
+	}
+	ret = sizereport__run(&t, &(struct sizereport_opts){
+			.html_path = a.html, .asserts = a.asserts,
+			.nasserts = a.nasserts, .text = stdout,
+			.title = a.input, .prog = a.cmd }, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "%s: %s\n", a.cmd, err);
+		ret = 2;
+		goto out;
+	}
+	say_sizes(&a, &t);
+out:
+	sizetab__free(&t);
+	free(a.asserts);
+	return ret;
+}
+
 int report_main(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -851,6 +1000,8 @@ int report_main(int argc, char **argv)
 		return report_plan(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "memory"))
 		return report_memory(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sizes"))
+		return report_sizes(argc - 1, argv + 1);
 	fprintf(stderr, "tagprof report: unknown report '%s'\n", argv[1]);
 	report_usage(stderr);
 	return 2;

@@ -38,6 +38,7 @@ struct sz_uprobe_multi_attr {
 struct sizeprobe {
 	struct sizes_bpf *skel;
 	bool session;
+	pid_t pid;
 	int ncpus;
 	size_t nfuncs;
 	const struct sizeprobe_func *funcs;
@@ -153,7 +154,10 @@ static int attach_session(struct sizeprobe *p, size_t i, char *err,
 		.offsets = (uintptr_t)&off,
 		.cookies = (uintptr_t)&cookie,
 		.cnt = 1,
-		.pid = 0,	/* all processes: BPF keeps the target's */
+		/* Only the target's memory gets the breakpoint: other
+		 * processes running the binary never trap. The kernel
+		 * follows its exec (the task stays, with a new mm). */
+		.pid = p->pid,
 	};
 	int fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 
@@ -248,6 +252,7 @@ int sizeprobe__open(const struct sizeprobe_opts *o, struct sizeprobe **out,
 	}
 	p->nfuncs = o->nfuncs;
 	p->funcs = o->funcs;
+	p->pid = o->pid;
 	p->ncpus = libbpf_num_possible_cpus();
 	p->link_fds = malloc(o->nfuncs * sizeof(int));
 	p->links = calloc(2 * o->nfuncs, sizeof(*p->links));
