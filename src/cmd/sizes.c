@@ -90,7 +90,7 @@ void sizes_usage(FILE *out)
 "                           label:KEY          the thread's label KEY, a\n"
 "                                              number (libtagprof labels)\n"
 "  -d SECONDS             stop after this long\n"
-"  -o FILE                the tuples: CSV if FILE ends in .csv, else JSON\n"
+"  -o FILE                the tuples: JSON if FILE ends in .json, else CSV\n"
 "  --html FILE            a page with each function's cost against size\n"
 "  --max-calls-per-sec N  above N calls/s, measure one call in K (said in\n"
 "                         the output)\n"
@@ -433,28 +433,6 @@ static void measure(const struct sizes_opts *o, struct sizeprobe *p,
 	}
 }
 
-static int write_tuples(const char *path, const struct sizetab *t)
-{
-	size_t n = strlen(path);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int ret;
-
-	if (!f)
-		return -errno;
-	if (n > 4 && !strcmp(path + n - 4, ".csv"))
-		ret = sizetab__write_csv(t, f);
-	else
-		ret = sizetab__write_json(t, f);
-	if (fclose(f) && !ret)
-		ret = -errno;
-	if (!ret)
-		ret = atomicfile__write(path, buf, len, 0600);
-	free(buf);
-	return ret;
-}
-
 /* What went unmeasured, on stderr, so that nothing is silently missing. */
 static void say_counts(const struct sizetab *t,
 		       const struct sizeprobe_counts *c,
@@ -522,9 +500,8 @@ static int finish(const struct sizes_opts *o, struct sizeprobe *p,
 		return 1;
 	}
 	say_counts(&t, &c, o, p);
-	if (o->out && (ret = write_tuples(o->out, &t)))
-		fprintf(stderr, "tagprof sizes: cannot write %s: %s\n", o->out,
-			strerror(-ret));
+	if (o->out && (ret = sizetab__save(&t, o->out, err, sizeof(err))))
+		fprintf(stderr, "tagprof sizes: %s\n", err);
 	ret = ret ? 1 : 0;
 	int r = sizereport__run(&t, &ro, err, sizeof(err));
 	if (r < 0) {
