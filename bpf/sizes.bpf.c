@@ -354,13 +354,14 @@ static __always_inline void add_tuple(struct tp_sz_fstats *fs, __u32 func,
 	 * 2^32, which only such calls' spread can notice. */
 	c2 = cost > 0xffffffffull ? 0xffffffffull : cost;
 	sq = c2 * c2;
-	v->calls++;
 	v->size_sum += size;
 	v->sum += cost;
-	if (cost < v->min)
+	/* Another CPU made the entry: this CPU's value starts zeroed. */
+	if (cost < v->min || !v->calls)
 		v->min = cost;
 	if (cost > v->max)
 		v->max = cost;
+	v->calls++;
 	v->sq_lo += sq;
 	if (v->sq_lo < sq)
 		v->sq_hi++;
