@@ -76,25 +76,11 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } sz_counter SEC(".maps");
 
-struct sz_frame {
-	__u64 sp;		/* the stack pointer at entry */
-	__u64 start;		/* ns, or the counter */
-	__u64 size;
-	__u32 func;
-	__u32 cpu;		/* counter cost: where it was read */
-};
-
-struct sz_shadow {
-	__u32 depth;
-	__u32 pad;
-	struct sz_frame f[TP_SZ_DEPTH];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TP_SZ_MAX_THREADS);
 	__type(key, __u32);
-	__type(value, struct sz_shadow);
+	__type(value, struct tp_sz_shadow);
 } sz_shadows SEC(".maps");
 
 /* A zeroed shadow stack to insert from (too big for the BPF stack). */
@@ -102,7 +88,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct sz_shadow);
+	__type(value, struct tp_sz_shadow);
 } sz_blank SEC(".maps");
 
 /* label: sizes. Where the target's threads keep their context, and the
@@ -264,9 +250,9 @@ static __always_inline bool read_cost(struct tp_sz_stats *st, __u64 *v)
 	return true;
 }
 
-static __always_inline struct sz_shadow *thread_shadow(__u32 tid, bool make)
+static __always_inline struct tp_sz_shadow *thread_shadow(__u32 tid, bool make)
 {
-	struct sz_shadow *s = bpf_map_lookup_elem(&sz_shadows, &tid);
+	struct tp_sz_shadow *s = bpf_map_lookup_elem(&sz_shadows, &tid);
 	__u32 zero = 0;
 
 	if (s || !make)
@@ -286,7 +272,7 @@ static __always_inline int on_entry(struct pt_regs *ctx)
 	struct tp_sz_fstats *fs;
 	struct tp_sz_stats *st;
 	struct tp_sz_func *fn;
-	struct sz_shadow *sh;
+	struct tp_sz_shadow *sh;
 	int r;
 
 	if ((id >> 32) != target_pid)
@@ -371,19 +357,26 @@ static __always_inline void add_tuple(struct tp_sz_fstats *fs, __u32 func,
 /* The return: pairs it with its frame by the stack pointer. */
 static __always_inline void on_return(struct pt_regs *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), sp = PT_REGS_SP(ctx), now;
-	__u32 func = bpf_get_attach_cookie(ctx), zero = 0, d;
+	__u64 id = bpf_get_current_pid_tgid(), sp = PT_REGS_SP(ctx);
+	__u32 func = bpf_get_attach_cookie(ctx), zero = 0, d, tid = id, cpu;
+	__u64 now = 0, size, start;
 	struct tp_sz_fstats *fs;
 	struct tp_sz_stats *st;
-	struct sz_shadow *sh;
-	struct sz_frame *f;
+	struct tp_sz_shadow *sh;
+	struct tp_sz_frame *f;
+	bool now_ok;
 
 	if ((id >> 32) != target_pid)
 		return;
 	fs = bpf_map_lookup_elem(&sz_fstats, &func);
 	st = bpf_map_lookup_elem(&sz_stats, &zero);
-	sh = thread_shadow((__u32)id, false);
-	if (!fs || !st || !sh)
+	if (!fs || !st)
+		return;
+	/* first, so that the cost holds as little of this program as the
+	 * entry's, which reads its start last */
+	now_ok = read_cost(st, &now);
+	sh = thread_shadow(tid, false);
+	if (!sh)
 		return;
 	/* Frames deeper than this return's (a longjmp skipped their
 	 * returns) go first. */
@@ -410,13 +403,21 @@ static __always_inline void on_return(struct pt_regs *ctx)
 		return;
 	}
 	sh->depth = d - 1;
-	if (!read_cost(st, &now))
+	size = f->size;
+	start = f->start;
+	cpu = f->cpu;
+	/* Outside every probed call: the thread's stack goes, so that the
+	 * map holds only threads inside one (TP_SZ_MAX_THREADS at once).
+	 * The frame was copied first: a deleted element can be reused. */
+	if (d == 1)
+		bpf_map_delete_elem(&sz_shadows, &tid);
+	if (!now_ok)
 		return;
-	if (cost_counter && f->cpu != bpf_get_smp_processor_id()) {
+	if (cost_counter && cpu != bpf_get_smp_processor_id()) {
 		fs->migrated++;
 		return;
 	}
-	add_tuple(fs, func, f->size, now - f->start);
+	add_tuple(fs, func, size, now - start);
 }
 
 /* A uprobe session: the command sets the attach type before load (libbpf

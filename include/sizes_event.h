@@ -17,10 +17,12 @@
 #define TP_SZ_DEPTH		64
 #define TP_SZ_EXACT		1024	/* sizes kept exactly up to here */
 #define TP_SZ_SUB_BITS		4	/* above: 16 buckets per power of two */
-#define TP_SZ_MAX_THREADS	4096	/* shadow stacks at once */
-/* All tuple maps together stay under this (the command sizes them by the
- * number of CPUs, each tuple holding one value per CPU). */
-#define TP_SZ_TUPLE_BYTES	(16u << 20)
+/* Threads inside a probed call at once (a shadow stack each, 2 KiB). */
+#define TP_SZ_MAX_THREADS	1024
+/* All the maps together stay under this: the command gives the tuple map
+ * what the others leave, by the number of CPUs (a tuple holds one value
+ * per CPU). */
+#define TP_SZ_MAP_BYTES		(16u << 20)
 
 /* How a function's size is read at its entry (--size). */
 enum tp_sz_kind {
@@ -41,6 +43,22 @@ struct tp_sz_key {
 	__u32 func;		/* index of --func */
 	__u32 pad;
 	__u64 size;		/* exact, or the bucket's lower bound */
+};
+
+/* A thread's shadow stack (the sz_shadows hash, by thread id): the probed
+ * calls it is inside, outermost first. */
+struct tp_sz_frame {
+	__u64 sp;		/* the stack pointer at entry */
+	__u64 start;		/* ns, or the counter */
+	__u64 size;
+	__u32 func;
+	__u32 cpu;		/* counter cost: where it was read */
+};
+
+struct tp_sz_shadow {
+	__u32 depth;
+	__u32 pad;
+	struct tp_sz_frame f[TP_SZ_DEPTH];
 };
 
 /* Per CPU: the command sums calls, sums and squares and combines min and

@@ -335,8 +335,10 @@ static int labelwatch_start(struct labelwatch *lw, const char *key,
 	return 0;
 }
 
-/* Until the key is known, the process context is read again every 200 ms:
- * the process may publish the key's name after its first look. */
+/* Until the key is known, the process context is read again every 10 ms
+ * (ctxwatch's least interval between such reads): the process may publish
+ * the key's name after the first look, and calls meanwhile lose their
+ * size. */
 static void labelwatch_tick(struct labelwatch *lw)
 {
 	uint64_t now = clock__mono_ns();
@@ -345,7 +347,7 @@ static void labelwatch_tick(struct labelwatch *lw)
 		return;
 	ctxwatch__tick(lw->cw);
 	if (lw->found && !lw->key_known &&
-	    now - lw->last_refresh_ns > 200000000) {
+	    now - lw->last_refresh_ns >= 10000000) {
 		lw->last_refresh_ns = now;
 		ctxwatch__refresh(lw->cw, lw->pid, now, CTXSNAP_MISS_KEY);
 	}
@@ -404,9 +406,10 @@ static void measure(const struct sizes_opts *o, struct sizeprobe *p,
 	for (;;) {
 		struct pollfd pfd = { .fd = signals__wake_fd(), .events = POLLIN };
 
-		/* a context not found yet is looked for at every 10 ms
-		 * tick: calls before it lose their label size */
-		poll(&pfd, pfd.fd >= 0, lw->cw && !lw->found ? 10 : TICK_MS);
+		/* a context or key not found yet is looked for at every
+		 * 10 ms tick: calls before it lose their label size */
+		poll(&pfd, pfd.fd >= 0,
+		     lw->cw && !(lw->found && lw->key_known) ? 10 : TICK_MS);
 		signals__drain();
 		if (stop_flag || hup_flag)
 			break;
@@ -474,7 +477,7 @@ static void say_counts(const struct sizetab *t,
 			"return (longjmp, exit) and %" PRIu64 " returns "
 			"without an entry\n", c->lost_frames,
 			c->unmatched_returns);
-	fprintf(stderr, "tagprof sizes: %s; tuple maps %.1f MiB (room for "
+	fprintf(stderr, "tagprof sizes: %s; BPF maps %.1f MiB (room for "
 		"%" PRIu64 " tuples)\n", sizeprobe__mode(p),
 		sizeprobe__map_bytes(p) / 1048576.0, sizeprobe__capacity(p));
 }

@@ -359,6 +359,17 @@ static void free_points(struct points *p)
 /* The tuples' mean size and mean cost. Sizes below 1 (log n is not
  * defined at 0) and costs of 0 (no relative error) are left out and
  * counted. */
+/* A tuple's cost per call: the mean, but with 3 calls or more, the mean
+ * of all but the slowest. One call preempted, or the first probe hit in a
+ * process (about 100 us more), is an outlier of several times the rest
+ * that the mean alone would carry into the fit. */
+static double tuple_cost(const struct size_tuple *t)
+{
+	if (t->calls >= 3 && t->sum >= t->max)
+		return (double)(t->sum - t->max) / (double)(t->calls - 1);
+	return (double)t->sum / (double)t->calls;
+}
+
 static int collect(const struct size_func *f, struct points *p,
 		   struct fit_result *r)
 {
@@ -377,7 +388,7 @@ static int collect(const struct size_func *f, struct points *p,
 		if (!t->calls)
 			continue;
 		x = (double)t->size_sum / (double)t->calls;
-		y = (double)t->sum / (double)t->calls;
+		y = tuple_cost(t);
 		if (!(x >= 1) || !(y > 0)) {
 			r->nleft++;
 			continue;

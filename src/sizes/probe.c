@@ -50,16 +50,51 @@ struct sizeprobe {
 	char cost_unit[64];
 };
 
-/* Tuples fit TP_SZ_TUPLE_BYTES: a per-CPU hash entry costs its key, an
- * element header of about 48 bytes and a value per CPU. */
-static uint64_t tuple_capacity(int ncpus, uint64_t *bytes)
+/* The tuple map gets what the other maps leave of TP_SZ_MAP_BYTES, as
+ * the kernel counts them (a map's memlock in fdinfo): a hash element's
+ * header is about 80 bytes besides its key, and a per-CPU value is one
+ * copy per possible CPU. */
+static uint64_t tuple_capacity(int ncpus)
 {
-	uint64_t per = sizeof(struct tp_sz_key) + 48 +
-		       (uint64_t)ncpus * (sizeof(struct tp_sz_val) + 8);
-	uint64_t n = TP_SZ_TUPLE_BYTES / per;
+	uint64_t shadows = TP_SZ_MAX_THREADS * (sizeof(struct tp_sz_shadow) + 88);
+	uint64_t percpu = (uint64_t)ncpus *
+		(sizeof(struct tp_sz_shadow) + TP_CTX_SPACE + 256 +
+		 sizeof(struct tp_stats) + sizeof(struct tp_sz_stats) +
+		 TP_SZ_MAX_FUNCS * sizeof(struct tp_sz_fstats));
+	uint64_t small = 64 << 10;
+	uint64_t per = sizeof(struct tp_sz_key) + 88 +
+		       (uint64_t)ncpus * sizeof(struct tp_sz_val);
+	uint64_t used = shadows + percpu + small;
 
-	*bytes = n * per;
-	return n;
+	if (used + 64 * per > TP_SZ_MAP_BYTES)
+		return 64;
+	return (TP_SZ_MAP_BYTES - used) / per;
+}
+
+/* What the kernel charges for the object's maps (fdinfo's memlock). */
+static uint64_t maps_memlock(const struct bpf_object *obj)
+{
+	const struct bpf_map *m;
+	uint64_t total = 0;
+	char path[64], line[128];
+
+	bpf_object__for_each_map(m, obj) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d",
+			 bpf_map__fd(m));
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long v;
+
+			if (sscanf(line, "memlock: %llu", &v) == 1)
+				total += v;
+		}
+		fclose(f);
+	}
+	return total;
 }
 
 static int open_counters(struct sizeprobe *p, const char *event, char *err,
@@ -261,7 +296,7 @@ int sizeprobe__open(const struct sizeprobe_opts *o, struct sizeprobe **out,
 	for (size_t i = 0; i < o->nfuncs; i++)
 		p->link_fds[i] = -1;
 	snprintf(p->cost_unit, sizeof(p->cost_unit), "ns");
-	p->capacity = tuple_capacity(p->ncpus, &p->map_bytes);
+	p->capacity = tuple_capacity(p->ncpus);
 	if (!getenv("TAGPROF_BPF_DEBUG")) libbpf_set_print(NULL);
 	/* A session where the kernel has them (6.13+): the first try tells. */
 	ret = -EOPNOTSUPP;
@@ -290,6 +325,7 @@ int sizeprobe__open(const struct sizeprobe_opts *o, struct sizeprobe **out,
 		if (ret)
 			goto fail;
 	}
+	p->map_bytes = maps_memlock(p->skel->obj);
 	*out = p;
 	return 0;
 fail:

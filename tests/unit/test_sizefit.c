@@ -198,8 +198,15 @@ static void test_each_class(void)
 				fit__class_name(r.order), r.best, r.confidence);
 		CHECK(r.order == c && r.best == c);
 		CHECK(fabs(r.m[c].a - g.icpt) < 0.05 * g.icpt);
+		/* log n's b: its whole growth (160 ns) is two thirds of
+		 * one call's jitter, so within 20% */
+		double tol = c == FIT_LOG_N ? 0.2 : 0.15;
+
+		if (c != FIT_1 && !(fabs(r.m[c].b - g.scale) < tol * g.scale))
+			fprintf(stderr, "  %s: b %g, truth %g\n",
+				fit__class_name(c), r.m[c].b, g.scale);
 		if (c != FIT_1)
-			CHECK(fabs(r.m[c].b - g.scale) < 0.15 * g.scale);
+			CHECK(fabs(r.m[c].b - g.scale) < tol * g.scale);
 		CHECK(r.confidence >= 0.8);
 		/* A constant's growing models may all fall (b < 0), and
 		 * then no other order is the runner-up; or one may fit a
