@@ -335,10 +335,9 @@ static int labelwatch_start(struct labelwatch *lw, const char *key,
 	return 0;
 }
 
-/* Until the key is known, the process context is read again every 10 ms
- * (ctxwatch's least interval between such reads): the process may publish
- * the key's name after the first look, and calls meanwhile lose their
- * size. */
+/* Until the key is known, the process context is read again every 10 ms:
+ * the process may publish the key's name after the first look, and calls
+ * meanwhile lose their size. */
 static void labelwatch_tick(struct labelwatch *lw)
 {
 	uint64_t now = clock__mono_ns();
@@ -349,7 +348,7 @@ static void labelwatch_tick(struct labelwatch *lw)
 	if (lw->found && !lw->key_known &&
 	    now - lw->last_refresh_ns >= 10000000) {
 		lw->last_refresh_ns = now;
-		ctxwatch__refresh(lw->cw, lw->pid, now, CTXSNAP_MISS_KEY);
+		ctxwatch__reread(lw->cw, lw->pid);
 	}
 }
 
@@ -438,8 +437,8 @@ static void measure(const struct sizes_opts *o, struct sizeprobe *p,
 
 /* What went unmeasured, on stderr, so that nothing is silently missing. */
 static void say_counts(const struct sizetab *t,
-		       const struct sizeprobe_counts *c,
-		       const struct sizes_opts *o, const struct sizeprobe *p)
+		       const struct sizeprobe_counts *c, const char *label,
+		       const struct labelwatch *lw, const struct sizeprobe *p)
 {
 	for (size_t i = 0; i < t->nfuncs; i++) {
 		const struct size_func *f = &t->funcs[i];
@@ -457,9 +456,13 @@ static void say_counts(const struct sizetab *t,
 	}
 	if (c->no_label)
 		fprintf(stderr, "tagprof sizes: %" PRIu64 " calls not "
-			"measured: the thread had no numeric label %s\n",
-			c->no_label, o->funcs[0].sz.label[0] ?
-			o->funcs[0].sz.label : "(the --size label)");
+			"measured: the thread had no numeric label %s (%s; "
+			"%" PRIu64 " thread contexts read, %" PRIu64
+			" unreadable)\n", c->no_label, label,
+			!lw->found ? "the process's thread context was not "
+			"found" : !lw->key_known ? "the process never "
+			"published the key" : "the key is known", c->ctx_read,
+			c->ctx_unreadable);
 	if (t->tuples_dropped)
 		fprintf(stderr, "tagprof sizes: %" PRIu64 " calls not kept: "
 			"the tuple map was full (%" PRIu64 " tuples)\n",
@@ -483,6 +486,7 @@ static void say_counts(const struct sizetab *t,
 }
 
 static int finish(const struct sizes_opts *o, struct sizeprobe *p,
+		  const char *label, const struct labelwatch *lw,
 		  uint64_t duration_ns)
 {
 	struct sizereport_opts ro = {
@@ -502,7 +506,7 @@ static int finish(const struct sizes_opts *o, struct sizeprobe *p,
 		sizetab__free(&t);
 		return 1;
 	}
-	say_counts(&t, &c, o, p);
+	say_counts(&t, &c, label, lw, p);
 	if (o->out && (ret = sizetab__save(&t, o->out, err, sizeof(err))))
 		fprintf(stderr, "tagprof sizes: %s\n", err);
 	ret = ret ? 1 : 0;
@@ -567,7 +571,7 @@ static int run(struct sizes_opts *o)
 		goto out;
 	}
 	measure(o, p, &lw, ch.pid, &child_status);
-	ret = finish(o, p, clock__mono_ns() - start);
+	ret = finish(o, p, label, &lw, clock__mono_ns() - start);
 	if (child_status > 0 && !ret)
 		fprintf(stderr, "tagprof sizes: %s exited with status %d\n",
 			o->command[0], child_status);

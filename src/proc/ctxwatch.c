@@ -556,6 +556,17 @@ bool ctxwatch__refresh(struct ctxwatch *t, uint32_t pid, uint64_t sample_ns,
 	return true;
 }
 
+bool ctxwatch__reread(struct ctxwatch *t, uint32_t pid)
+{
+	struct pctx *p = lookup(t, pid);
+
+	if (!p || !p->found || refresh_ctx(t, p) != 0)
+		return false;
+	t->stats.ctx_refreshes++;
+	publish(t, p);
+	return true;
+}
+
 struct codemap *ctxwatch__codemap(struct ctxwatch *t, uint32_t pid)
 {
 	struct pctx *p = lookup(t, pid);

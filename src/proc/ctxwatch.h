@@ -112,6 +112,12 @@ const struct ctxsnap *ctxwatch__snapshot(struct ctxwatch *t, uint32_t pid);
 bool ctxwatch__refresh(struct ctxwatch *t, uint32_t pid, uint64_t sample_ns,
 		       enum ctxsnap_miss miss);
 
+/* Reads the process context of pid, whose thread context was found, again
+ * now, and reports it (as discovery does), so that a name it published
+ * since is in force: for a caller that waits for one key (tagprof sizes'
+ * label: size). Returns true when it was reported. */
+bool ctxwatch__reread(struct ctxwatch *t, uint32_t pid);
+
 /* The code-region table of pid, when its process context names one
  * (code_table.h): made on first use, kept with the snapshot. NULL when
  * none is known or on ENOMEM. */
