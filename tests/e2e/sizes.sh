@@ -23,7 +23,7 @@ CHECKS="sizes_capture sizes_order_linear_scan sizes_order_insertion_sort
 	sizes_order_merge_sort sizes_order_binary_search sizes_order_str_tolower
 	sizes_order_str_tolower_fixed sizes_order_rec_sum sizes_ranked sizes_summary_header
 	sizes_csv_format sizes_calls sizes_form_arg sizes_form_field sizes_form_label
-	sizes_recursive sizes_html sizes_report_csv sizes_report_json
+	sizes_recursive sizes_html sizes_html_renders sizes_report_csv sizes_report_json
 	sizes_assert_pass sizes_assert_fail sizes_report_assert sizes_no_session
 	sizes_rate_guard sizes_refuses sizes_pid sizes_unknown_symbol sizes_stripped
 	sizes_inlined sizes_field_fault sizes_exit_mid"
@@ -231,6 +231,19 @@ html() {
 	done
 }
 check sizes_html html
+
+# The page in headless Chromium: it renders its SVGs, starts no network
+# request, and the fitted curves (#e15759) and mean points (#4e79a7) are
+# drawn, not only present in the source.
+html_renders() {
+	local out
+	out=$(python3 "$(dirname "$0")/../browser_check.py" "$TMP/all.html" "$TMP/all.png" \
+		'#e15759' '#4e79a7') || { echo "$out"; return 1; }
+	echo "$out" | awk '/^svg no/ || /^request/ { bad = 1 }
+		/^pixels/ && $3 < 50 { bad = 1 } END { exit bad }' ||
+		{ echo "rendered: $(echo "$out" | tr '\n' ' ')"; return 1; }
+}
+check sizes_html_renders html_renders
 
 # report sizes on a file gives the capture's classes.
 # same_orders CAPTURE_OUT REPORT_OUT
