@@ -103,7 +103,8 @@ void sizes_usage(FILE *out)
 "\n"
 "Calls nested deeper than 64 probed calls in one thread are not measured\n"
 "(counted). With -- COMMAND only COMMAND's process is measured, not its\n"
-"children. Exit status: 0; 1 when an --assert fails; 2 on bad usage.\n",
+"children. Exit status: 0; 1 when an --assert fails or the capture could\n"
+"not be made or written (said on stderr); 2 on bad usage.\n",
 		TP_SZ_MAX_FUNCS);
 }
 

@@ -26,6 +26,9 @@ struct symfind {
 	const char *name;
 	bool has_symtab;
 	int found;		/* functions of that name */
+	bool ifunc;		/* one of them is an STT_GNU_IFUNC (glibc's
+				 * memcpy: the default version is, the
+				 * compatibility one is not) */
 	GElf_Addr addr;
 	GElf_Xword size;
 	char clone[256];	/* a compiler clone's name (NAME.constprop.0) */
@@ -53,6 +56,7 @@ static void scan_symtab(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
 		if (!nm)
 			continue;
 		if (!strcmp(nm, f->name)) {
+			f->ifunc |= type == STT_GNU_IFUNC;
 			/* .symtab and .dynsym name one function twice */
 			if (f->found && sym.st_value == f->addr)
 				continue;
@@ -204,6 +208,10 @@ static int open_binary(const char *binary, pid_t pid, const char *exe,
 		fd = targetfile__open_mapped(pid, lf.m.start, lf.m.end,
 					     lf.path, lf.m.dev, lf.m.ino,
 					     NULL, 0);
+	} else if (!strchr(binary, '/') && binary != exe) {
+		snprintf(err, errlen, "%s: a library is found by name only in "
+			 "a running process (-p); give its path", binary);
+		return -EINVAL;
 	} else {
 		/* A path the user gave (the command, or BINARY): theirs to
 		 * choose, links included; it must be a regular file. */
@@ -284,6 +292,18 @@ int funcsym__resolve(const char *spec, pid_t pid, const char *exe,
 	find_symbol(elf, &sf);
 	if (!sf.found) {
 		ret = not_found(&sf, fd, out->shown, err, errlen);
+		goto out;
+	}
+	if (sf.ifunc) {
+		/* Its address is the resolver's, which runs once at load:
+		 * a probe there would see no call, and say nothing. */
+		snprintf(err, errlen, "%s in %s is an IFUNC: calls go to the "
+			 "version its resolver chose at load time (for glibc, "
+			 "__%s_avx2, __%s_evex, __%s_sse2...), not to %s; probe "
+			 "that version (its symbol is in the debug symbols, "
+			 "e.g. libc6-dbg, if not in the binary)", spec,
+			 out->shown, spec, spec, spec, spec);
+		ret = -ENOTSUP;
 		goto out;
 	}
 	if (sf.found > 1)

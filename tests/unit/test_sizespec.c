@@ -132,11 +132,21 @@ static void test_func_missing(void)
 	CHECK(funcsym__resolve("nolib:main", getpid(), NULL, &f, name,
 			       sizeof(name), err, sizeof(err)) == -ENOENT);
 	CHECK(strstr(err, "no library named nolib"));
+	/* a library's name means one mapped in a running process: not
+	 * with -- COMMAND, which has none yet */
+	CHECK(funcsym__resolve("libc:strlen", 0, exe, &f, name,
+			       sizeof(name), err, sizeof(err)) == -EINVAL);
+	CHECK(strstr(err, "(-p); give its path"));
 	/* a library of a running process, by name */
-	CHECK(!funcsym__resolve("libc:strlen", getpid(), NULL, &f, name,
+	CHECK(!funcsym__resolve("libc:abort", getpid(), NULL, &f, name,
 				sizeof(name), err, sizeof(err)));
 	CHECK(strstr(f.shown, "libc"));
 	funcsym__close(&f);
+	/* glibc's strlen is an IFUNC: probing its resolver would see no
+	 * call */
+	CHECK(funcsym__resolve("libc:strlen", getpid(), NULL, &f, name,
+			       sizeof(name), err, sizeof(err)) == -ENOTSUP);
+	CHECK(strstr(err, "is an IFUNC"));
 }
 
 static const char prog[] =
