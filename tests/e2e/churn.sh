@@ -99,17 +99,27 @@ fi
 echo "churn: agent RSS (MiB) each second: $(awk '{ printf "%.1f ", $1 / 1024 }' "$TMP/rss")" >&2
 # v[1] is taken as the agent starts, v[2] as the churn does, and the last
 # one after the churn's end.
+# The late growth leaves out its largest one-second step: a cache that
+# doubles once (a hash table's resize: +4 MiB in one second, flat before
+# and after, seen in CI) is not a leak, which grows every second; a leak
+# still shows as the other seven seconds' growth.
 read -r n peak early late < <(awk '{ v[NR] = $1; if ($1 > p) p = $1 }
-	END { e = NR >= 10 ? v[10] - v[2] : 0; l = NR >= 10 ? v[NR - 1] - v[NR - 9] : 0
+	END { e = NR >= 10 ? v[10] - v[2] : 0; l = 0; m = 0
+	      if (NR >= 10) {
+		      l = v[NR - 1] - v[NR - 9]
+		      for (i = NR - 8; i <= NR - 1; i++)
+			      if (v[i] - v[i - 1] > m) m = v[i] - v[i - 1]
+		      l -= m
+	      }
 	      print NR, p + 0, e, l }' "$TMP/rss")
 limit=$((early / 2 > 4096 ? early / 2 : 4096))
-echo "churn: RSS peak $((peak / 1024)) MiB; growth $((early / 1024)) MiB over the first 8 s of churn, $((late / 1024)) MiB over the last 8 s" >&2
+echo "churn: RSS peak $((peak / 1024)) MiB; growth $((early / 1024)) MiB over the first 8 s of churn, $((late / 1024)) MiB over the last 8 s less its largest step" >&2
 if rss_unchecked churn_rss; then
 	:
 elif [ "$n" -ge $((SECS - 2)) ] && [ "$peak" -lt $((128 * 1024)) ] && [ "$late" -le "$limit" ]; then
 	pass churn_rss
 else
-	fail churn_rss "$n RSS samples, peak $((peak / 1024)) MiB (want < 128), growth $((late / 1024)) MiB over the last 8 s of churn against $((early / 1024)) MiB over its first 8 s (want <= half, or 4 MiB)"
+	fail churn_rss "$n RSS samples, peak $((peak / 1024)) MiB (want < 128), growth $((late / 1024)) MiB over the last 8 s of churn (its largest one-second step left out) against $((early / 1024)) MiB over its first 8 s (want <= half, or 4 MiB)"
 fi
 
 # Every sample of the churn programs: "COUNT LEAF thread_name pid", from
