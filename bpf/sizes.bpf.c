@@ -327,7 +327,6 @@ static __always_inline void add_tuple(struct tp_sz_fstats *fs, __u32 func,
 
 	v = bpf_map_lookup_elem(&sz_tuples, &k);
 	if (!v) {
-		blank.min = ~0ull;
 		/* fails with E2BIG when the map is full */
 		bpf_map_update_elem(&sz_tuples, &k, &blank, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&sz_tuples, &k);

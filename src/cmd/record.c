@@ -21,6 +21,7 @@
 
 #include "capture/capture.h"
 #include "capture/comments.h"
+#include "cmd/args.h"
 #include "cmd/caps.h"
 #include "kernel/events.h"
 #include "kernel/memevents.h"
@@ -139,22 +140,6 @@ void record_usage(FILE *out)
 		TP_STACK_MAX);
 }
 
-/* Parses a positive decimal into *v (at most max); false if not one. */
-static bool parse_u64(const char *s, uint64_t max, uint64_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno || *end || x == 0 || x > max)
-		return false;
-	*v = x;
-	return true;
-}
-
 static int parse_pids(struct record_opts *o, const char *arg)
 {
 	char *copy = strdup(arg), *save = NULL, *tok;
@@ -166,7 +151,7 @@ static int parse_pids(struct record_opts *o, const char *arg)
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		if (!parse_u64(tok, INT32_MAX, &v)) {
+		if (!args__parse_u64(tok, INT32_MAX, &v)) {
 			fprintf(stderr, "tagprof: invalid pid '%s'\n", tok);
 			ret = -EINVAL;
 			break;
@@ -225,7 +210,7 @@ static int watch_pid(struct record_opts *o, const char *arg)
 {
 	uint64_t v;
 
-	if (!parse_u64(arg, INT32_MAX, &v)) {
+	if (!args__parse_u64(arg, INT32_MAX, &v)) {
 		fprintf(stderr, "tagprof: invalid pid '%s'\n", arg);
 		return -EINVAL;
 	}
@@ -295,7 +280,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->event = optarg;
 			break;
 		case 'l':
-			if (!parse_u64(optarg, MEMEVENTS_LDLAT_MAX, &v64)) {
+			if (!args__parse_u64(optarg, MEMEVENTS_LDLAT_MAX, &v64)) {
 				fprintf(stderr, "tagprof: --ldlat wants a threshold of 1 to %d cycles, not '%s'\n",
 					MEMEVENTS_LDLAT_MAX, optarg);
 				return 2;
@@ -303,14 +288,14 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->ldlat = (uint32_t)v64;
 			break;
 		case 'F':
-			if (!parse_u64(optarg, 100000, &o->freq)) {
+			if (!args__parse_u64(optarg, 100000, &o->freq)) {
 				fprintf(stderr, "tagprof: -F wants a frequency of 1 to 100000 Hz, not '%s'\n",
 					optarg);
 				return 2;
 			}
 			break;
 		case 'c':
-			if (!parse_u64(optarg, UINT64_MAX >> 1, &o->period)) {
+			if (!args__parse_u64(optarg, UINT64_MAX >> 1, &o->period)) {
 				fprintf(stderr, "tagprof: -c wants a positive period, not '%s'\n",
 					optarg);
 				return 2;
@@ -367,7 +352,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'S':
-			if (!parse_u64(optarg, UINT32_MAX, &v64)) {
+			if (!args__parse_u64(optarg, UINT32_MAX, &v64)) {
 				fprintf(stderr, "tagprof: --stack-bytes wants a positive number of bytes, not '%s'\n",
 					optarg);
 				return 2;

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 
 #include "capture/proccfg.h"
+#include "cmd/args.h"
 #include "cmd/child.h"
 #include "cmd/signals.h"
 #include "cmd/sizes.h"
@@ -116,21 +117,6 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
-static bool parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned long long x;
-
-	if (*s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	x = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*v = x;
-	return true;
-}
-
 enum {
 	OPT_FUNC = 256, OPT_SIZE, OPT_HTML, OPT_MAXRATE, OPT_COST,
 	OPT_NOSESSION, OPT_ASSERT,
@@ -162,7 +148,7 @@ static int parse_args(int argc, char **argv, struct sizes_opts *o)
 	while ((c = getopt_long(argc, argv, "+p:d:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (!parse_u64(optarg, &v) || !v || v > INT_MAX)
+			if (!args__parse_u64(optarg, INT_MAX, &v))
 				return usage_error("-p '%s': not a process id",
 						   optarg);
 			o->pid = v;
@@ -193,7 +179,7 @@ static int parse_args(int argc, char **argv, struct sizes_opts *o)
 			o->html = optarg;
 			break;
 		case OPT_MAXRATE:
-			if (!parse_u64(optarg, &o->max_rate) || !o->max_rate)
+			if (!args__parse_u64(optarg, UINT64_MAX, &o->max_rate))
 				return usage_error("--max-calls-per-sec '%s': "
 						   "a number above 0", optarg);
 			break;

@@ -270,6 +270,36 @@ static void detach(struct sizeprobe *p)
 	}
 }
 
+/* Loads the programs for one way of attaching, fills the function and
+ * counter maps, then attaches: the maps are complete before the first
+ * call comes. */
+static int setup(struct sizeprobe *p, const struct sizeprobe_opts *o,
+		 bool session, char *err, size_t errlen)
+{
+	int ret = load(p, o, session, err, errlen);
+
+	if (!ret)
+		ret = set_funcs(p, err, errlen);
+	if (!ret && o->cost_event)
+		ret = open_counters(p, o->cost_event, err, errlen);
+	if (!ret)
+		ret = attach_all(p, err, errlen);
+	return ret;
+}
+
+/* Undoes setup, whatever part of it was done. */
+static void teardown(struct sizeprobe *p)
+{
+	detach(p);
+	for (int c = 0; p->counter_fds && c < p->ncpus; c++)
+		if (p->counter_fds[c] >= 0)
+			close(p->counter_fds[c]);
+	free(p->counter_fds);
+	p->counter_fds = NULL;
+	sizes_bpf__destroy(p->skel);
+	p->skel = NULL;
+}
+
 int sizeprobe__open(const struct sizeprobe_opts *o, struct sizeprobe **out,
 		    char *err, size_t errlen)
 {
@@ -297,34 +327,16 @@ int sizeprobe__open(const struct sizeprobe_opts *o, struct sizeprobe **out,
 		p->link_fds[i] = -1;
 	snprintf(p->cost_unit, sizeof(p->cost_unit), "ns");
 	p->capacity = tuple_capacity(p->ncpus);
-	if (!getenv("TAGPROF_BPF_DEBUG")) libbpf_set_print(NULL);
+	/* TAGPROF_BPF_DEBUG: libbpf's messages, the verifier's log
+	 * included, on stderr. */
+	if (!getenv("TAGPROF_BPF_DEBUG"))
+		libbpf_set_print(NULL);
 	/* A session where the kernel has them (6.13+): the first try tells. */
 	ret = -EOPNOTSUPP;
-	if (!o->no_session) {
-		ret = load(p, o, true, err, errlen);
-		if (!ret && !(ret = set_funcs(p, err, errlen)))
-			ret = attach_all(p, err, errlen);
-		if (ret) {
-			detach(p);
-			sizes_bpf__destroy(p->skel);
-			p->skel = NULL;
-		}
-	}
-	if (ret) {
-		ret = load(p, o, false, err, errlen);
-		if (!ret)
-			ret = set_funcs(p, err, errlen);
-		if (!ret && o->cost_event)
-			ret = open_counters(p, o->cost_event, err, errlen);
-		if (!ret)
-			ret = attach_all(p, err, errlen);
-		if (ret)
-			goto fail;
-	} else if (o->cost_event) {
-		ret = open_counters(p, o->cost_event, err, errlen);
-		if (ret)
-			goto fail;
-	}
+	if (!o->no_session && (ret = setup(p, o, true, err, errlen)))
+		teardown(p);
+	if (ret && (ret = setup(p, o, false, err, errlen)))
+		goto fail;
 	p->map_bytes = maps_memlock(p->skel->obj);
 	*out = p;
 	return 0;
@@ -337,12 +349,7 @@ void sizeprobe__free(struct sizeprobe *p)
 {
 	if (!p)
 		return;
-	detach(p);
-	for (int c = 0; p->counter_fds && c < p->ncpus; c++)
-		if (p->counter_fds[c] >= 0)
-			close(p->counter_fds[c]);
-	free(p->counter_fds);
-	sizes_bpf__destroy(p->skel);
+	teardown(p);
 	free(p->link_fds);
 	free(p->links);
 	free(p);
